@@ -1,0 +1,21 @@
+// Launch Debian's Chromium through playwright-core. Never downloads a browser.
+// The default launch() gives every run a fresh temporary profile.
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+export function chromiumPath() {
+  return process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+}
+
+export async function launchBrowser(opts = {}) {
+  return chromium.launch({
+    executablePath: chromiumPath(),
+    args: CHROMIUM_ARGS,
+    timeout: 30000,
+    ...opts,
+  });
+}
