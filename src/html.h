@@ -19,11 +19,11 @@ size_t html_inject_offset(const char *html, size_t len);
 
 /*
  * Returns a malloc'd copy of @html (@len bytes, need not be NUL-terminated)
- * with @snippet (@snippet_len bytes) inserted at html_inject_offset().
+ * with the NUL-terminated @snippet inserted at html_inject_offset().
  * The result is NUL-terminated; its length without the NUL goes to *out_len.
  * Returns NULL only when memory runs out. @html may be NULL when @len is 0.
  */
 char *html_inject(const char *html, size_t len, const char *snippet,
-                  size_t snippet_len, size_t *out_len);
+                  size_t *out_len);
 
 #endif
