@@ -1,0 +1,572 @@
+/* watch — see watch.h.
+ *
+ * All state except `count` belongs to the watcher thread once it runs
+ * (watch_create fills it before starting the thread), so there is no lock:
+ * the only cross-thread traffic is the stop eventfd and the atomic count. */
+#include "watch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A batch bigger than this (a git checkout, an unpacked archive) is sent as
+ * an overflow: the consumer reloads everything anyway, and deduplication
+ * stays cheap (it is a linear scan). */
+#define WATCH_MAX_BATCH 2048u
+
+/* IN_ATTRIB: `touch` changes the mtime and so the ETag; authors touch a file
+ * to force a reload. IN_EXCL_UNLINK: no events for files already unlinked. */
+#define WATCH_MASK                                                            \
+    (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_CREATE | IN_DELETE |        \
+     IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |           \
+     IN_ONLYDIR | IN_EXCL_UNLINK)
+
+/* One watched directory; indexed by its watch descriptor. */
+struct watch_node {
+    char *rel;  /* relative to its root, "" for the root; NULL: slot unused */
+    size_t root;
+};
+
+/* One changed path in the current window. */
+struct watch_pending {
+    int id;
+    char *rel;
+    bool appeared_first; /* the window's first event for it was a create */
+    bool gone;           /* its latest event was a delete or move-out */
+};
+
+struct watch_root {
+    char *path;
+    int id;
+    int wd;
+};
+
+struct watch {
+    int ifd;
+    int stopfd;
+    pthread_t thread;
+    watch_fn fn;
+    void *ctx;
+    unsigned debounce_ms;
+    unsigned max_wait_ms;
+
+    struct watch_root *roots;
+    size_t nroots;
+    struct watch_node *nodes;
+    size_t nnodes; /* capacity, indexed by wd */
+    atomic_size_t count;
+
+    struct watch_pending *pending;
+    size_t npending, cap_pending;
+    bool overflow;
+    uint64_t first_ms, last_ms; /* of the current window; 0: no window */
+};
+
+static atomic_bool watch_warned_limit;
+
+static uint64_t watch_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+bool watch_ignored_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || name[0] == '.') {
+        return true; /* dotfiles: .git, .#lock (emacs), .name.swp (vim) */
+    }
+    if (name[n - 1] == '~') {
+        return true; /* backups: vim, emacs, gedit */
+    }
+    if (strcmp(name, "4913") == 0) {
+        return true; /* vim's probe for a writable directory */
+    }
+    if (name[0] == '#' && n > 1 && name[n - 1] == '#') {
+        return true; /* emacs auto-save */
+    }
+    static const char *const suffixes[] = {
+        ".swp", ".swx", ".swo", "___jb_tmp___", "___jb_old___",
+    };
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t s = strlen(suffixes[i]);
+        if (n >= s && strcmp(name + n - s, suffixes[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "a" + "b" -> "a/b", "" + "b" -> "b". Returns NULL when memory runs out. */
+static char *watch_join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 2);
+    if (s == NULL) {
+        return NULL;
+    }
+    if (la > 0) {
+        memcpy(s, a, la);
+        s[la++] = '/';
+    }
+    memcpy(s + la, b, lb + 1);
+    return s;
+}
+
+static void watch_limit_warning(void)
+{
+    if (!atomic_exchange(&watch_warned_limit, true)) {
+        fprintf(stderr,
+                "folio: inotify watch limit reached (fs.inotify.max_user_watches):"
+                " live reload misses changes in some folders; raise it with"
+                " `sudo sysctl fs.inotify.max_user_watches=524288`\n");
+    }
+}
+
+/* Records one event for (root id, rel). @appear: a create or move-in;
+ * @gone: a delete or move-out. Takes ownership of @rel. */
+static void watch_note(struct watch *w, int id, char *rel, bool appear, bool gone)
+{
+    if (rel == NULL) {
+        w->overflow = true; /* out of memory: we cannot say what changed */
+        return;
+    }
+    uint64_t now = watch_now_ms();
+    if (w->first_ms == 0) {
+        w->first_ms = now;
+    }
+    w->last_ms = now;
+    for (size_t i = 0; i < w->npending; i++) {
+        struct watch_pending *p = &w->pending[i];
+        if (p->id == id && strcmp(p->rel, rel) == 0) {
+            p->gone = gone;
+            free(rel);
+            return;
+        }
+    }
+    if (w->npending >= WATCH_MAX_BATCH) {
+        w->overflow = true;
+        free(rel);
+        return;
+    }
+    if (w->npending == w->cap_pending) {
+        size_t cap = w->cap_pending ? w->cap_pending * 2 : 16;
+        struct watch_pending *p = realloc(w->pending, cap * sizeof *p);
+        if (p == NULL) {
+            w->overflow = true;
+            free(rel);
+            return;
+        }
+        w->pending = p;
+        w->cap_pending = cap;
+    }
+    w->pending[w->npending++] = (struct watch_pending){
+        .id = id, .rel = rel, .appeared_first = appear, .gone = gone};
+}
+
+/* Makes room for index @wd in the node table. */
+static bool watch_nodes_reserve(struct watch *w, size_t wd)
+{
+    if (wd < w->nnodes) {
+        return true;
+    }
+    size_t cap = w->nnodes ? w->nnodes : 64;
+    while (cap <= wd) {
+        cap *= 2;
+    }
+    struct watch_node *n = realloc(w->nodes, cap * sizeof *n);
+    if (n == NULL) {
+        return false;
+    }
+    memset(n + w->nnodes, 0, (cap - w->nnodes) * sizeof *n);
+    w->nodes = n;
+    w->nnodes = cap;
+    return true;
+}
+
+static void watch_node_free(struct watch *w, int wd)
+{
+    if (wd >= 0 && (size_t)wd < w->nnodes && w->nodes[wd].rel != NULL) {
+        free(w->nodes[wd].rel);
+        w->nodes[wd].rel = NULL;
+        atomic_fetch_sub(&w->count, 1);
+    }
+}
+
+/* Watches root @root's folder @rel and everything under it. With @report,
+ * files found inside are recorded as changes (they may have been written
+ * before the watch existed). The watch is added before listing, so a file
+ * created meanwhile is seen at least once. Returns 0, or the errno of
+ * inotify_add_watch for @rel itself (already reported unless ENOENT or
+ * ENOTDIR). */
+static int watch_add_tree(struct watch *w, size_t root, const char *rel, bool report)
+{
+    char *path = rel[0] ? watch_join(w->roots[root].path, rel)
+                        : strdup(w->roots[root].path);
+    if (path == NULL) {
+        w->overflow = true;
+        return ENOMEM;
+    }
+    /* Roots may be symlinks (a route pointing elsewhere); folders inside are
+     * not followed, so a link cycle cannot make us recurse forever. */
+    uint32_t mask = WATCH_MASK | (rel[0] ? IN_DONT_FOLLOW : 0);
+    int wd = inotify_add_watch(w->ifd, path, mask);
+    if (wd < 0) {
+        int err = errno;
+        if (err == ENOSPC) {
+            watch_limit_warning();
+        } else if (err != ENOENT && err != ENOTDIR) {
+            /* ENOENT/ENOTDIR: it vanished or was a symlink; nothing to do. */
+            fprintf(stderr, "folio: cannot watch %s: %s\n", path, strerror(err));
+        }
+        free(path);
+        return err;
+    }
+    if (!watch_nodes_reserve(w, (size_t)wd)) {
+        w->overflow = true;
+        free(path);
+        return 0;
+    }
+    struct watch_node *node = &w->nodes[wd];
+    char *copy = strdup(rel);
+    if (copy == NULL) {
+        w->overflow = true;
+        free(path);
+        return 0;
+    }
+    if (node->rel == NULL) {
+        atomic_fetch_add(&w->count, 1);
+    }
+    free(node->rel); /* already watched (a rescan, a move): refresh the name */
+    node->rel = copy;
+    node->root = root;
+    if (rel[0] == '\0') {
+        w->roots[root].wd = wd;
+    }
+
+    DIR *d = opendir(path);
+    if (d == NULL) {
+        free(path);
+        return 0;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (watch_ignored_name(e->d_name)) {
+            continue; /* also skips "." and ".." */
+        }
+        unsigned char type = e->d_type;
+        if (type == DT_UNKNOWN) {
+            struct stat st;
+            if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+                continue;
+            }
+            type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+        }
+        char *child = watch_join(rel, e->d_name);
+        if (child == NULL) {
+            w->overflow = true;
+            break;
+        }
+        if (type == DT_DIR) {
+            watch_add_tree(w, root, child, report);
+            free(child);
+        } else if (report) {
+            watch_note(w, w->roots[root].id, child, true, false);
+        } else {
+            free(child);
+        }
+    }
+    closedir(d);
+    free(path);
+    return 0;
+}
+
+/* A folder moved out of the tree keeps its watch (inotify follows the
+ * inode), so drop the watches of @rel and everything under it ourselves. */
+static void watch_remove_tree(struct watch *w, size_t root, const char *rel)
+{
+    size_t len = strlen(rel);
+    for (size_t wd = 0; wd < w->nnodes; wd++) {
+        struct watch_node *n = &w->nodes[wd];
+        if (n->rel != NULL && n->root == root && strncmp(n->rel, rel, len) == 0 &&
+            (n->rel[len] == '\0' || n->rel[len] == '/')) {
+            inotify_rm_watch(w->ifd, (int)wd);
+            watch_node_free(w, (int)wd);
+        }
+    }
+}
+
+static size_t watch_root_of_wd(const struct watch *w, int wd, bool *is_root)
+{
+    size_t root = w->nodes[wd].root;
+    *is_root = w->roots[root].wd == wd;
+    return root;
+}
+
+static void watch_handle(struct watch *w, const struct inotify_event *ev)
+{
+    if (ev->mask & IN_Q_OVERFLOW) {
+        /* Events were lost, folders created meanwhile among them: watch
+         * whatever is new, and let the consumer reload everything. */
+        w->overflow = true;
+        if (w->first_ms == 0) {
+            w->first_ms = watch_now_ms();
+        }
+        w->last_ms = watch_now_ms();
+        for (size_t r = 0; r < w->nroots; r++) {
+            watch_add_tree(w, r, "", false);
+        }
+        return;
+    }
+    if (ev->wd < 0 || (size_t)ev->wd >= w->nnodes || w->nodes[ev->wd].rel == NULL) {
+        return; /* a watch we already dropped */
+    }
+    bool is_root = false;
+    size_t root = watch_root_of_wd(w, ev->wd, &is_root);
+    if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
+        if (is_root) {
+            /* A route folder itself went away: nothing under it is watched
+             * any more. Say so; the consumer reloads everything. */
+            w->overflow = true;
+            if (w->first_ms == 0) {
+                w->first_ms = watch_now_ms();
+            }
+            w->last_ms = watch_now_ms();
+        }
+        if (ev->mask & IN_IGNORED) {
+            if (is_root) {
+                w->roots[root].wd = -1;
+            }
+            watch_node_free(w, ev->wd);
+        }
+        return;
+    }
+    if (ev->len == 0 || watch_ignored_name(ev->name)) {
+        return;
+    }
+    char *rel = watch_join(w->nodes[ev->wd].rel, ev->name);
+    if (rel == NULL) {
+        w->overflow = true;
+        return;
+    }
+    bool appear = (ev->mask & (IN_CREATE | IN_MOVED_TO)) != 0;
+    bool gone = (ev->mask & (IN_DELETE | IN_MOVED_FROM)) != 0;
+    if (ev->mask & IN_ISDIR) {
+        if (appear) {
+            watch_add_tree(w, root, rel, true);
+        } else if (ev->mask & IN_MOVED_FROM) {
+            watch_remove_tree(w, root, rel);
+        }
+        /* IN_DELETE of a folder: the kernel drops its watch (IN_IGNORED). */
+    }
+    watch_note(w, w->roots[root].id, rel, appear, gone);
+}
+
+static void watch_flush(struct watch *w)
+{
+    /* A route folder that was removed and has come back (rm -rf, then a
+     * checkout) is watched again; the overflow already told the consumer. */
+    for (size_t r = 0; r < w->nroots; r++) {
+        if (w->roots[r].wd < 0) {
+            watch_add_tree(w, r, "", false);
+        }
+    }
+    struct watch_change *ch = NULL;
+    size_t n = 0;
+    if (w->npending > 0) {
+        ch = malloc(w->npending * sizeof *ch);
+        if (ch == NULL) {
+            w->overflow = true;
+        }
+    }
+    for (size_t i = 0; ch != NULL && i < w->npending; i++) {
+        const struct watch_pending *p = &w->pending[i];
+        if (p->appeared_first && p->gone) {
+            continue; /* a temp file that came and went: never visible */
+        }
+        ch[n++] = (struct watch_change){.id = p->id, .relpath = p->rel};
+    }
+    if (n > 0 || w->overflow) {
+        struct watch_batch b = {.changes = ch, .n = n, .overflow = w->overflow};
+        w->fn(w->ctx, &b);
+    }
+    free(ch);
+    for (size_t i = 0; i < w->npending; i++) {
+        free(w->pending[i].rel);
+    }
+    w->npending = 0;
+    w->overflow = false;
+    w->first_ms = w->last_ms = 0;
+}
+
+static void *watch_thread(void *arg)
+{
+    struct watch *w = arg;
+    /* Each inotify_event is followed by its name; align as inotify(7) does. */
+    _Alignas(struct inotify_event) char buf[16384];
+    for (;;) {
+        int timeout = -1;
+        if (w->first_ms != 0) {
+            uint64_t now = watch_now_ms();
+            uint64_t due = w->last_ms + w->debounce_ms;
+            uint64_t cap = w->first_ms + w->max_wait_ms;
+            if (cap < due) {
+                due = cap;
+            }
+            if (due <= now) {
+                watch_flush(w);
+                continue;
+            }
+            timeout = (int)(due - now);
+        }
+        struct pollfd pfd[2] = {
+            {.fd = w->ifd, .events = POLLIN},
+            {.fd = w->stopfd, .events = POLLIN},
+        };
+        int r = poll(pfd, 2, timeout);
+        if (r < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            fprintf(stderr, "folio: watch: poll: %s\n", strerror(errno));
+            break;
+        }
+        if (pfd[1].revents) {
+            break;
+        }
+        if (!(pfd[0].revents & POLLIN)) {
+            continue;
+        }
+        for (;;) {
+            ssize_t len = read(w->ifd, buf, sizeof buf);
+            if (len <= 0) {
+                break; /* EAGAIN: drained */
+            }
+            for (char *p = buf; p < buf + len;) {
+                const struct inotify_event *ev = (const struct inotify_event *)p;
+                watch_handle(w, ev);
+                p += sizeof *ev + ev->len;
+            }
+        }
+    }
+    return NULL;
+}
+
+struct watch *watch_create(const struct watch_dir *dirs, size_t n,
+                           unsigned debounce_ms, watch_fn fn, void *ctx)
+{
+    struct watch *w = calloc(1, sizeof *w);
+    if (w == NULL) {
+        return NULL;
+    }
+    w->ifd = w->stopfd = -1;
+    w->fn = fn;
+    w->ctx = ctx;
+    w->debounce_ms = debounce_ms ? debounce_ms : WATCH_DEBOUNCE_DEFAULT_MS;
+    w->max_wait_ms = w->debounce_ms * 8 > 100 ? w->debounce_ms * 8 : 100;
+    atomic_init(&w->count, 0);
+    w->roots = calloc(n ? n : 1, sizeof *w->roots);
+    if (w->roots == NULL) {
+        goto error;
+    }
+    for (size_t i = 0; i < n; i++) {
+        w->roots[i].path = strdup(dirs[i].path);
+        w->roots[i].id = dirs[i].id;
+        w->roots[i].wd = -1;
+        w->nroots = i + 1;
+        if (w->roots[i].path == NULL) {
+            goto error;
+        }
+    }
+    w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (w->ifd < 0) {
+        int err = errno;
+        fprintf(stderr, "folio: inotify_init1: %s%s\n", strerror(err),
+                err == EMFILE ? " (raise fs.inotify.max_user_instances)" : "");
+        goto error;
+    }
+    w->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w->stopfd < 0) {
+        goto error;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int err = watch_add_tree(w, i, "", false);
+        if (err == ENOENT || err == ENOTDIR) {
+            fprintf(stderr, "folio: not watching %s: %s\n", dirs[i].path,
+                    strerror(err));
+        }
+    }
+    /* Nothing happened yet: what the initial walk set is not a change. */
+    w->overflow = false;
+    int err = pthread_create(&w->thread, NULL, watch_thread, w);
+    if (err != 0) {
+        errno = err;
+        goto error;
+    }
+    return w;
+
+error:;
+    int saved = errno;
+    if (w->stopfd >= 0) {
+        close(w->stopfd);
+    }
+    if (w->ifd >= 0) {
+        close(w->ifd);
+    }
+    for (size_t i = 0; i < w->nroots; i++) {
+        free(w->roots[i].path);
+    }
+    for (size_t i = 0; i < w->nnodes; i++) {
+        free(w->nodes[i].rel);
+    }
+    free(w->nodes);
+    free(w->roots);
+    free(w);
+    errno = saved;
+    return NULL;
+}
+
+size_t watch_count(const struct watch *w)
+{
+    return w ? atomic_load(&((struct watch *)w)->count) : 0;
+}
+
+void watch_destroy(struct watch *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    uint64_t one = 1;
+    ssize_t r = write(w->stopfd, &one, sizeof one);
+    (void)r; /* an eventfd write of 1 cannot fail short of overflowing it */
+    pthread_join(w->thread, NULL);
+    close(w->stopfd);
+    close(w->ifd);
+    for (size_t i = 0; i < w->npending; i++) {
+        free(w->pending[i].rel);
+    }
+    free(w->pending);
+    for (size_t i = 0; i < w->nnodes; i++) {
+        free(w->nodes[i].rel);
+    }
+    free(w->nodes);
+    for (size_t i = 0; i < w->nroots; i++) {
+        free(w->roots[i].path);
+    }
+    free(w->roots);
+    free(w);
+}

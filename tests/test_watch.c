@@ -1,0 +1,393 @@
+/* Tests for watch.c against a real inotify in a temporary folder. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "watch.h"
+
+#define MAX_BATCHES 64
+#define MAX_CHANGES 64
+
+/* What the callback saw, copied out of the watcher thread. */
+struct seen_batch {
+    bool overflow;
+    size_t n;
+    int ids[MAX_CHANGES];
+    char paths[MAX_CHANGES][128];
+};
+
+struct recorder {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct seen_batch batches[MAX_BATCHES];
+    size_t nbatches, taken;
+};
+
+struct fixture {
+    char root[64];
+    char root2[64];
+    struct recorder rec;
+    struct watch *w;
+};
+
+static void record(void *ctx, const struct watch_batch *b)
+{
+    struct recorder *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    if (r->nbatches < MAX_BATCHES) {
+        struct seen_batch *s = &r->batches[r->nbatches++];
+        s->overflow = b->overflow;
+        s->n = 0;
+        for (size_t i = 0; i < b->n && i < MAX_CHANGES; i++) {
+            s->ids[i] = b->changes[i].id;
+            snprintf(s->paths[i], sizeof s->paths[i], "%s", b->changes[i].relpath);
+            s->n++;
+        }
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* The next batch, or NULL if none arrives within @ms. */
+static const struct seen_batch *next_batch(struct recorder *r, unsigned ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    const struct seen_batch *b = NULL;
+    pthread_mutex_lock(&r->mu);
+    while (r->taken == r->nbatches) {
+        if (pthread_cond_timedwait(&r->cv, &r->mu, &until) == ETIMEDOUT) {
+            break;
+        }
+    }
+    if (r->taken < r->nbatches) {
+        b = &r->batches[r->taken++];
+    }
+    pthread_mutex_unlock(&r->mu);
+    return b;
+}
+
+static bool batch_has(const struct seen_batch *b, int id, const char *path)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->ids[i] == id && strcmp(b->paths[i], path) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void write_file(const char *dir, const char *rel, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void path_of(char *out, size_t size, const char *dir, const char *rel)
+{
+    snprintf(out, size, "%s/%s", dir, rel);
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    snprintf(f->root, sizeof f->root, "/tmp/folio-watch-XXXXXX");
+    snprintf(f->root2, sizeof f->root2, "/tmp/folio-watch2-XXXXXX");
+    assert_non_null(mkdtemp(f->root));
+    assert_non_null(mkdtemp(f->root2));
+    pthread_mutex_init(&f->rec.mu, NULL);
+    pthread_cond_init(&f->rec.cv, NULL);
+    /* Present before the watch starts: a subfolder, a file, a dot-folder. */
+    char p[256];
+    path_of(p, sizeof p, f->root, "sub");
+    assert_int_equal(mkdir(p, 0755), 0);
+    path_of(p, sizeof p, f->root, ".git");
+    assert_int_equal(mkdir(p, 0755), 0);
+    write_file(f->root, "style.css", "a{}");
+    write_file(f->root, "sub/page.html", "<p>");
+    const struct watch_dir dirs[] = {{f->root, 7}, {f->root2, 9}};
+    f->w = watch_create(dirs, 2, 30, record, &f->rec);
+    assert_non_null(f->w);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    watch_destroy(f->w);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", f->root, f->root2);
+    assert_int_equal(system(cmd), 0);
+    pthread_mutex_destroy(&f->rec.mu);
+    pthread_cond_destroy(&f->rec.cv);
+    free(f);
+    return 0;
+}
+
+static void test_ignored_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        bool ignored;
+    } cases[] = {
+        {"style.css", false}, {"index.html", false}, {"4913.css", false},
+        {"a~b", false},       {"#a", false},         {"swp", false},
+        {".style.css.swp", true}, {"style.css.swp", true}, {"x.swx", true},
+        {"x.swo", true},      {"style.css~", true},  {"4913", true},
+        {".#style.css", true}, {"#style.css#", true}, {".git", true},
+        {".env", true},       {".", true},           {"..", true},
+        {"", true},           {"style.css___jb_tmp___", true},
+        {"style.css___jb_old___", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (watch_ignored_name(cases[i].name) != cases[i].ignored) {
+            fail_msg("watch_ignored_name(\"%s\") != %d", cases[i].name,
+                     cases[i].ignored);
+        }
+    }
+}
+
+static void test_count(void **state)
+{
+    struct fixture *f = *state;
+    /* root, root/sub, root2; never .git */
+    assert_int_equal(watch_count(f->w), 3);
+    assert_int_equal(watch_count(NULL), 0);
+    /* Nothing happened: no batch. */
+    assert_null(next_batch(&f->rec, 150));
+}
+
+static void test_write_is_one_batch(void **state)
+{
+    struct fixture *f = *state;
+    /* Several writes in a burst: one callback, one deduplicated change. */
+    for (int i = 0; i < 5; i++) {
+        write_file(f->root, "style.css", "b{}");
+    }
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 7, "style.css"));
+    assert_null(next_batch(&f->rec, 150));
+
+    write_file(f->root, "sub/page.html", "<p>x");
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 7, "sub/page.html"));
+
+    write_file(f->root2, "x.js", "1");
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 9, "x.js"));
+}
+
+static void test_atomic_saves(void **state)
+{
+    struct fixture *f = *state;
+    char from[256], to[256];
+    /* sed -i: a temp file with an ordinary name, renamed over the target. */
+    write_file(f->root, "sedAb12Cd", "c{}");
+    path_of(from, sizeof from, f->root, "sedAb12Cd");
+    path_of(to, sizeof to, f->root, "style.css");
+    assert_int_equal(rename(from, to), 0);
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 7, "style.css"));
+
+    /* vim (backupcopy=no): probe 4913, move the original to a backup,
+     * write anew, delete the backup; swap files all along. */
+    write_file(f->root, ".style.css.swp", "swap");
+    write_file(f->root, "4913", "");
+    path_of(from, sizeof from, f->root, "4913");
+    assert_int_equal(unlink(from), 0);
+    path_of(from, sizeof from, f->root, "style.css");
+    path_of(to, sizeof to, f->root, "style.css~");
+    assert_int_equal(rename(from, to), 0);
+    write_file(f->root, "style.css", "d{}");
+    assert_int_equal(unlink(to), 0);
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 7, "style.css"));
+
+    /* Only scratch files: no callback at all. */
+    write_file(f->root, "x.swp", "1");
+    write_file(f->root, "notes~", "1");
+    write_file(f->root, ".#style.css", "1");
+    write_file(f->root, "#style.css#", "1");
+    write_file(f->root, "sub/.hidden", "1");
+    assert_null(next_batch(&f->rec, 200));
+}
+
+static void test_delete_and_create(void **state)
+{
+    struct fixture *f = *state;
+    char p[256];
+    path_of(p, sizeof p, f->root, "sub/page.html");
+    assert_int_equal(unlink(p), 0);
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 7, "sub/page.html"));
+
+    write_file(f->root, "new.html", "n");
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 7, "new.html"));
+}
+
+static void test_new_folders(void **state)
+{
+    struct fixture *f = *state;
+    char p[256];
+    /* A tree made at once, files written right away: the files inside may
+     * predate the watch on their folder, and must be reported anyway. */
+    path_of(p, sizeof p, f->root, "a");
+    assert_int_equal(mkdir(p, 0755), 0);
+    path_of(p, sizeof p, f->root, "a/b");
+    assert_int_equal(mkdir(p, 0755), 0);
+    write_file(f->root, "a/b/c.css", "c");
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(batch_has(b, 7, "a/b/c.css"));
+    assert_int_equal(watch_count(f->w), 5);
+
+    /* The new folders are watched: a later write there is seen. */
+    write_file(f->root, "a/b/d.css", "d");
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 7, "a/b/d.css"));
+
+    /* A folder moved in from outside, with content. */
+    char outside[64] = "/tmp/folio-watch-out-XXXXXX";
+    assert_non_null(mkdtemp(outside));
+    write_file(outside, "moved.html", "m");
+    path_of(p, sizeof p, f->root, "in");
+    assert_int_equal(rename(outside, p), 0);
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(batch_has(b, 7, "in/moved.html"));
+    assert_int_equal(watch_count(f->w), 6);
+
+    /* Moved out again: reported, and no longer watched. */
+    assert_int_equal(rename(p, outside), 0);
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(batch_has(b, 7, "in"));
+    assert_int_equal(watch_count(f->w), 5);
+    write_file(outside, "moved.html", "again");
+    assert_null(next_batch(&f->rec, 200));
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", outside);
+    assert_int_equal(system(cmd), 0);
+
+    /* A folder deleted: reported; its watches go. */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/a'", f->root);
+    assert_int_equal(system(cmd), 0);
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(batch_has(b, 7, "a"));
+    sleep_ms(50);
+    assert_int_equal(watch_count(f->w), 3);
+}
+
+static void test_max_wait(void **state)
+{
+    struct fixture *f = *state;
+    /* Writes every 10 ms never leave a 30 ms gap, yet batches must flush
+     * (cap: 8 x 30 ms = 240 ms) while the stream goes on. */
+    for (int i = 0; i < 70; i++) {
+        write_file(f->root, "style.css", "s");
+        sleep_ms(10);
+    }
+    pthread_mutex_lock(&f->rec.mu);
+    size_t n = f->rec.nbatches;
+    pthread_mutex_unlock(&f->rec.mu);
+    assert_true(n >= 2);
+}
+
+static void test_root_removed_overflows(void **state)
+{
+    struct fixture *f = *state;
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->root2);
+    assert_int_equal(system(cmd), 0);
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(b->overflow);
+    /* Re-created: watched again after the next flush. */
+    assert_int_equal(mkdir(f->root2, 0755), 0);
+    write_file(f->root, "style.css", "t"); /* triggers a flush */
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    write_file(f->root2, "back.css", "b");
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(batch_has(b, 9, "back.css"));
+}
+
+static void test_create_errors(void **state)
+{
+    (void)state;
+    struct recorder r = {0};
+    const struct watch_dir missing[] = {{"/nonexistent/folio/dir", 1}};
+    /* A missing root is reported and skipped, not fatal. */
+    struct watch *w = watch_create(missing, 1, 0, record, &r);
+    assert_non_null(w);
+    assert_int_equal(watch_count(w), 0);
+    watch_destroy(w);
+    watch_destroy(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ignored_names),
+        cmocka_unit_test(test_create_errors),
+        cmocka_unit_test_setup_teardown(test_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_is_one_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_atomic_saves, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_and_create, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_folders, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_wait, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_root_removed_overflows, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
