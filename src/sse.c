@@ -1,0 +1,478 @@
+/* sse — see sse.h.
+ *
+ * Locking: hub->mu guards everything mutable in the hub and its clients.
+ * A client's `suspended` flag is true exactly while MHD holds the
+ * connection suspended by us and nobody has claimed the resume yet. Whoever
+ * flips it to false (broadcast, heartbeat, close) owns that one
+ * MHD_resume_connection() call and makes it after unlocking: a suspended
+ * connection cannot be closed by MHD, so the pointer stays valid until that
+ * resume, and MHD is never entered with hub->mu held from our threads.
+ * `in_flight` counts resumes claimed but not yet made, so close() can wait
+ * for them before the daemon stops. */
+#include "sse.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sse_client {
+    struct sse_hub *hub;
+    struct MHD_Connection *conn;
+    char *buf;
+    size_t off, len, cap; /* pending bytes are buf[off .. off+len) */
+    bool suspended;
+    bool dropped;
+    struct sse_client *prev, *next;
+    struct sse_client *resume_next; /* claimed for resume, see above */
+};
+
+struct sse_hub {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;      /* heartbeat wake-up, CLOCK_MONOTONIC */
+    pthread_cond_t idle_cv; /* in_flight reached 0, a client left */
+    pthread_t thread;
+    bool thread_started;
+    bool stopping;
+    bool closed;
+    unsigned heartbeat_ms;
+    unsigned retry_ms;
+    unsigned refs; /* the owner + one per client */
+    unsigned in_flight;
+    size_t nclients, ndropped;
+    struct sse_client *head;
+    char instance[33];
+};
+
+size_t sse_format(char *buf, size_t size, const char *event, const char *data)
+{
+    size_t n = 0;
+/* Appends @len bytes, writing only what fits; n counts them all. */
+#define SSE_PUT(src, len)                                                     \
+    do {                                                                      \
+        size_t l_ = (len);                                                    \
+        if (n < size) {                                                       \
+            memcpy(buf + n, (src), n + l_ <= size ? l_ : size - n);           \
+        }                                                                     \
+        n += l_;                                                              \
+    } while (0)
+    if (event != NULL && event[0] != '\0') {
+        if (strpbrk(event, "\r\n") != NULL) {
+            if (size > 0) {
+                buf[0] = '\0';
+            }
+            return 0;
+        }
+        SSE_PUT("event: ", 7);
+        SSE_PUT(event, strlen(event));
+        SSE_PUT("\n", 1);
+    }
+    const char *p = data != NULL ? data : "";
+    for (;;) {
+        size_t line = strcspn(p, "\r\n");
+        SSE_PUT("data: ", 6);
+        SSE_PUT(p, line);
+        SSE_PUT("\n", 1);
+        p += line;
+        if (*p == '\0') {
+            break;
+        }
+        p += (p[0] == '\r' && p[1] == '\n') ? 2 : 1;
+    }
+    SSE_PUT("\n", 1);
+#undef SSE_PUT
+    if (size > 0) {
+        buf[n < size ? n : size - 1] = '\0';
+    }
+    return n;
+}
+
+/* Appends to a client's queue, or drops the client when the queue would
+ * pass the bound. Called with hub->mu held. */
+static void sse_client_push(struct sse_client *c, const char *bytes, size_t len)
+{
+    if (c->dropped) {
+        return;
+    }
+    if (c->len + len > SSE_CLIENT_MAX_QUEUE) {
+        /* It stopped reading: free its memory now; the reader ends the
+         * stream with an error when MHD next asks. */
+        free(c->buf);
+        c->buf = NULL;
+        c->off = c->len = c->cap = 0;
+        c->dropped = true;
+        c->hub->ndropped++;
+        return;
+    }
+    if (c->off > 0 && c->off + c->len + len > c->cap) {
+        memmove(c->buf, c->buf + c->off, c->len);
+        c->off = 0;
+    }
+    if (c->len + len > c->cap) {
+        size_t cap = c->cap ? c->cap : 256;
+        while (cap < c->len + len) {
+            cap *= 2;
+        }
+        char *b = realloc(c->buf, cap);
+        if (b == NULL) {
+            free(c->buf);
+            c->buf = NULL;
+            c->off = c->len = c->cap = 0;
+            c->dropped = true;
+            c->hub->ndropped++;
+            return;
+        }
+        c->buf = b;
+        c->cap = cap;
+    }
+    memcpy(c->buf + c->off + c->len, bytes, len);
+    c->len += len;
+}
+
+/* Claims the resume of every suspended client. Called with hub->mu held;
+ * the caller passes the list to sse_resume_claimed() after unlocking. */
+static struct sse_client *sse_claim_resumes(struct sse_hub *hub)
+{
+    struct sse_client *list = NULL;
+    for (struct sse_client *c = hub->head; c != NULL; c = c->next) {
+        if (c->suspended) {
+            c->suspended = false;
+            c->resume_next = list;
+            list = c;
+        }
+    }
+    if (list != NULL) {
+        hub->in_flight++;
+    }
+    return list;
+}
+
+static void sse_resume_claimed(struct sse_hub *hub, struct sse_client *list)
+{
+    if (list == NULL) {
+        return;
+    }
+    while (list != NULL) {
+        /* Read the link first: once resumed, the client may end and be
+         * freed on an MHD thread at any moment. */
+        struct sse_client *next = list->resume_next;
+        MHD_resume_connection(list->conn);
+        list = next;
+    }
+    pthread_mutex_lock(&hub->mu);
+    hub->in_flight--;
+    pthread_cond_broadcast(&hub->idle_cv);
+    pthread_mutex_unlock(&hub->mu);
+}
+
+/* MHD content reader: runs on an MHD thread for one client. */
+static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct sse_client *c = cls;
+    struct sse_hub *hub = c->hub;
+    ssize_t ret;
+    pthread_mutex_lock(&hub->mu);
+    if (c->len > 0) {
+        size_t n = c->len < max ? c->len : max;
+        memcpy(buf, c->buf + c->off, n);
+        c->off += n;
+        c->len -= n;
+        if (c->len == 0) {
+            c->off = 0;
+        }
+        ret = (ssize_t)n;
+    } else if (c->dropped) {
+        ret = MHD_CONTENT_READER_END_WITH_ERROR;
+    } else if (hub->closed) {
+        ret = MHD_CONTENT_READER_END_OF_STREAM;
+    } else {
+        /* Nothing to send: park the connection. Returning 0 without
+         * suspending would make MHD's polling thread spin. Suspending under
+         * the lock means `suspended` is never seen true before MHD agrees. */
+        c->suspended = true;
+        MHD_suspend_connection(c->conn);
+        ret = 0;
+    }
+    pthread_mutex_unlock(&hub->mu);
+    return ret;
+}
+
+static void sse_hub_unref_locked_and_unlock(struct sse_hub *hub)
+{
+    bool last = --hub->refs == 0;
+    pthread_mutex_unlock(&hub->mu);
+    if (last) {
+        pthread_cond_destroy(&hub->cv);
+        pthread_cond_destroy(&hub->idle_cv);
+        pthread_mutex_destroy(&hub->mu);
+        free(hub);
+    }
+}
+
+/* MHD response free callback: the stream is over (closed, ended, or the
+ * response was never queued). */
+static void sse_client_free(void *cls)
+{
+    struct sse_client *c = cls;
+    struct sse_hub *hub = c->hub;
+    pthread_mutex_lock(&hub->mu);
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else {
+        hub->head = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    hub->nclients--;
+    if (c->dropped) {
+        hub->ndropped--;
+    }
+    free(c->buf);
+    free(c);
+    pthread_cond_broadcast(&hub->idle_cv);
+    sse_hub_unref_locked_and_unlock(hub);
+}
+
+static void sse_heartbeat_deadline(struct timespec *ts, unsigned ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void *sse_heartbeat_thread(void *arg)
+{
+    struct sse_hub *hub = arg;
+    static const char ping[] = ": ping\n\n";
+    struct timespec due;
+    pthread_mutex_lock(&hub->mu);
+    sse_heartbeat_deadline(&due, hub->heartbeat_ms);
+    while (!hub->stopping) {
+        int r = pthread_cond_timedwait(&hub->cv, &hub->mu, &due);
+        if (hub->stopping) {
+            break;
+        }
+        if (r != ETIMEDOUT) {
+            continue; /* spurious */
+        }
+        sse_heartbeat_deadline(&due, hub->heartbeat_ms);
+        if (hub->closed) {
+            continue;
+        }
+        for (struct sse_client *c = hub->head; c != NULL; c = c->next) {
+            sse_client_push(c, ping, sizeof ping - 1);
+        }
+        struct sse_client *list = sse_claim_resumes(hub);
+        pthread_mutex_unlock(&hub->mu);
+        sse_resume_claimed(hub, list);
+        pthread_mutex_lock(&hub->mu);
+    }
+    pthread_mutex_unlock(&hub->mu);
+    return NULL;
+}
+
+static void sse_make_instance(char out[33])
+{
+    unsigned char r[16];
+    if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        /* No entropy yet (early boot): time and pid still differ between
+         * two runs, which is all the id has to do. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t a = (uint64_t)ts.tv_sec, b = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+        memcpy(r, &a, 8);
+        memcpy(r + 8, &b, 8);
+    }
+    for (size_t i = 0; i < sizeof r; i++) {
+        snprintf(out + 2 * i, 3, "%02x", r[i]);
+    }
+}
+
+struct sse_hub *sse_hub_create(unsigned heartbeat_ms, unsigned retry_ms)
+{
+    struct sse_hub *hub = calloc(1, sizeof *hub);
+    if (hub == NULL) {
+        return NULL;
+    }
+    hub->heartbeat_ms = heartbeat_ms ? heartbeat_ms : SSE_HEARTBEAT_DEFAULT_MS;
+    hub->retry_ms = retry_ms ? retry_ms : SSE_RETRY_DEFAULT_MS;
+    hub->refs = 1;
+    sse_make_instance(hub->instance);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&hub->mu, NULL);
+    pthread_cond_init(&hub->cv, &ca);
+    pthread_cond_init(&hub->idle_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&hub->thread, NULL, sse_heartbeat_thread, hub) != 0) {
+        pthread_cond_destroy(&hub->cv);
+        pthread_cond_destroy(&hub->idle_cv);
+        pthread_mutex_destroy(&hub->mu);
+        free(hub);
+        return NULL;
+    }
+    hub->thread_started = true;
+    return hub;
+}
+
+const char *sse_hub_instance(const struct sse_hub *hub)
+{
+    return hub->instance;
+}
+
+struct MHD_Response *sse_hub_attach(struct sse_hub *hub,
+                                    struct MHD_Connection *conn)
+{
+    struct sse_client *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        return NULL;
+    }
+    c->hub = hub;
+    c->conn = conn;
+    char hello[128];
+    int hn = snprintf(hello, sizeof hello, "retry: %u\nevent: hello\ndata: %s\n\n",
+                      hub->retry_ms, hub->instance);
+    /* The hello goes first, so the browser learns the instance (and that
+     * the stream is alive) without waiting for a heartbeat. */
+    sse_client_push(c, hello, (size_t)hn);
+    if (c->dropped) {
+        free(c);
+        return NULL;
+    }
+    /* Linked before the response exists, so from here on the one way out is
+     * sse_client_free(), whether MHD or we call it. */
+    pthread_mutex_lock(&hub->mu);
+    if (hub->closed) {
+        pthread_mutex_unlock(&hub->mu);
+        free(c->buf);
+        free(c);
+        return NULL;
+    }
+    c->next = hub->head;
+    if (hub->head != NULL) {
+        hub->head->prev = c;
+    }
+    hub->head = c;
+    hub->nclients++;
+    hub->refs++;
+    pthread_mutex_unlock(&hub->mu);
+
+    struct MHD_Response *r = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, 4096, sse_reader, c, sse_client_free);
+    if (r == NULL) {
+        sse_client_free(c);
+        return NULL;
+    }
+    /* no-transform: proxies must not compress (and so buffer) the stream;
+     * X-Accel-Buffering: nginx must pass each event on at once. */
+    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream") != MHD_YES ||
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform") != MHD_YES ||
+        MHD_add_response_header(r, "X-Accel-Buffering", "no") != MHD_YES) {
+        MHD_destroy_response(r); /* runs sse_client_free */
+        return NULL;
+    }
+    /* Events are tiny and latency is the point: no Nagle delay. */
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci != NULL) {
+        int one = 1;
+        (void)setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    return r;
+}
+
+bool sse_hub_broadcast(struct sse_hub *hub, const char *event, const char *data)
+{
+    if (data == NULL || data[0] == '\0') {
+        return false;
+    }
+    size_t n = sse_format(NULL, 0, event, data);
+    if (n == 0) {
+        return false;
+    }
+    char *frame = malloc(n + 1);
+    if (frame == NULL) {
+        return false;
+    }
+    sse_format(frame, n + 1, event, data);
+    pthread_mutex_lock(&hub->mu);
+    struct sse_client *list = NULL;
+    if (!hub->closed) {
+        for (struct sse_client *c = hub->head; c != NULL; c = c->next) {
+            sse_client_push(c, frame, n);
+        }
+        list = sse_claim_resumes(hub);
+    }
+    pthread_mutex_unlock(&hub->mu);
+    free(frame);
+    sse_resume_claimed(hub, list);
+    return true;
+}
+
+size_t sse_hub_client_count(struct sse_hub *hub)
+{
+    pthread_mutex_lock(&hub->mu);
+    size_t n = hub->nclients - hub->ndropped;
+    pthread_mutex_unlock(&hub->mu);
+    return n;
+}
+
+bool sse_hub_close(struct sse_hub *hub, unsigned wait_ms)
+{
+    pthread_mutex_lock(&hub->mu);
+    hub->closed = true;
+    struct sse_client *list = sse_claim_resumes(hub);
+    pthread_mutex_unlock(&hub->mu);
+    sse_resume_claimed(hub, list);
+
+    struct timespec until;
+    sse_heartbeat_deadline(&until, wait_ms);
+    pthread_mutex_lock(&hub->mu);
+    /* Resumes claimed by a concurrent broadcast must land before the daemon
+     * stops: a connection left suspended at MHD_stop_daemon is an API
+     * violation. This wait is not bounded by @wait_ms (it is a few calls). */
+    while (hub->in_flight > 0) {
+        pthread_cond_wait(&hub->idle_cv, &hub->mu);
+    }
+    while (hub->nclients > 0) {
+        if (pthread_cond_timedwait(&hub->idle_cv, &hub->mu, &until) == ETIMEDOUT) {
+            break;
+        }
+    }
+    bool all = hub->nclients == 0;
+    pthread_mutex_unlock(&hub->mu);
+    return all;
+}
+
+void sse_hub_destroy(struct sse_hub *hub)
+{
+    if (hub == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&hub->mu);
+    hub->stopping = true;
+    hub->closed = true;
+    pthread_cond_broadcast(&hub->cv);
+    pthread_mutex_unlock(&hub->mu);
+    if (hub->thread_started) {
+        pthread_join(hub->thread, NULL);
+    }
+    pthread_mutex_lock(&hub->mu);
+    sse_hub_unref_locked_and_unlock(hub);
+}

@@ -1,0 +1,422 @@
+/* Tests for sse.c: the framing table, then a real MHD daemon on port 0
+ * (thread pool, epoll, suspend/resume, as the server runs it) spoken to
+ * over real sockets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sse.h"
+
+/* ---- framing ---- */
+
+static void test_format_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *event, *data, *want;
+    } cases[] = {
+        {"css", "/style.css", "event: css\ndata: /style.css\n\n"},
+        {"fragment", "intro", "event: fragment\ndata: intro\n\n"},
+        {NULL, "x", "data: x\n\n"},
+        {"", "x", "data: x\n\n"},
+        {"reload", "a\nb", "event: reload\ndata: a\ndata: b\n\n"},
+        {"e", "a\r\nb\rc", "event: e\ndata: a\ndata: b\ndata: c\n\n"},
+        /* A trailing newline is an empty last line (round-trips as "a\n"). */
+        {"e", "a\n", "event: e\ndata: a\ndata: \n\n"},
+        {"e", "\n\n", "event: e\ndata: \ndata: \ndata: \n\n"},
+        {"e", "", "event: e\ndata: \n\n"},
+        {"e", NULL, "event: e\ndata: \n\n"},
+        {"e", ": not a comment", "event: e\ndata: : not a comment\n\n"},
+        /* An event name with a line break would inject fields: refused. */
+        {"a\nb", "x", ""},
+        {"a\rb", "x", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[256];
+        size_t n = sse_format(buf, sizeof buf, cases[i].event, cases[i].data);
+        if (strcmp(buf, cases[i].want) != 0) {
+            fail_msg("case %zu: got [%s] want [%s]", i, buf, cases[i].want);
+        }
+        assert_int_equal(n, strlen(cases[i].want));
+        /* Measuring with no buffer gives the same length. */
+        assert_int_equal(sse_format(NULL, 0, cases[i].event, cases[i].data), n);
+    }
+    /* Truncation: full length returned, what fits written, NUL-terminated. */
+    char small[8];
+    memset(small, 'X', sizeof small);
+    assert_int_equal(sse_format(small, sizeof small, "css", "/a"), 21);
+    assert_string_equal(small, "event: ");
+}
+
+/* ---- a live daemon ---- */
+
+struct fixture {
+    struct sse_hub *hub;
+    struct MHD_Daemon *d;
+    uint16_t port;
+};
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
+                               const char *url, const char *method,
+                               const char *version, const char *upload,
+                               size_t *upload_size, void **req_cls)
+{
+    (void)method;
+    (void)version;
+    (void)upload;
+    (void)upload_size;
+    (void)req_cls;
+    struct fixture *f = cls;
+    struct MHD_Response *r;
+    unsigned status = MHD_HTTP_OK;
+    if (strcmp(url, "/events") == 0) {
+        r = sse_hub_attach(f->hub, conn);
+        if (r == NULL) {
+            status = MHD_HTTP_SERVICE_UNAVAILABLE;
+            r = MHD_create_response_from_buffer(6, (void *)"closed", MHD_RESPMEM_PERSISTENT);
+        }
+    } else {
+        r = MHD_create_response_from_buffer(5, (void *)"plain", MHD_RESPMEM_PERSISTENT);
+    }
+    enum MHD_Result ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static int start(void **state, unsigned heartbeat_ms)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->hub = sse_hub_create(heartbeat_ms, 1000);
+    assert_non_null(f->hub);
+    f->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+                                MHD_ALLOW_SUSPEND_RESUME,
+                            0, NULL, NULL, handler, f,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)3,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            MHD_OPTION_END);
+    assert_non_null(f->d);
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(f->d, MHD_DAEMON_INFO_BIND_PORT);
+    assert_non_null(di);
+    f->port = di->port;
+    assert_true(f->port > 0);
+    *state = f;
+    return 0;
+}
+
+static int setup_slow(void **state) { return start(state, 60000); }
+static int setup_fast(void **state) { return start(state, 50); }
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    sse_hub_close(f->hub, 1000);
+    MHD_stop_daemon(f->d);
+    sse_hub_destroy(f->hub);
+    free(f);
+    return 0;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int dial(uint16_t port, int rcvbuf)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    if (rcvbuf > 0) {
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
+    }
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+static int open_get(uint16_t port, const char *path, int rcvbuf)
+{
+    int fd = dial(port, rcvbuf);
+    char req[256];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\r\n", path);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    return fd;
+}
+
+/* A growing receive buffer per socket. */
+struct stream {
+    int fd;
+    char buf[16384];
+    size_t len;
+    bool eof;
+};
+
+/* Reads until @needle is in the buffer, EOF, or @ms pass. */
+static bool read_until(struct stream *s, const char *needle, int ms)
+{
+    int64_t end = now_ms() + ms;
+    for (;;) {
+        s->buf[s->len] = '\0';
+        if (needle != NULL && strstr(s->buf, needle) != NULL) {
+            return true;
+        }
+        int left = (int)(end - now_ms());
+        if (s->eof || left <= 0) {
+            return false;
+        }
+        struct pollfd p = {.fd = s->fd, .events = POLLIN};
+        if (poll(&p, 1, left) <= 0) {
+            continue;
+        }
+        ssize_t n = read(s->fd, s->buf + s->len, sizeof s->buf - 1 - s->len);
+        if (n <= 0) {
+            s->eof = true;
+        } else {
+            s->len += (size_t)n;
+        }
+    }
+}
+
+/* Reads everything that arrives until the socket stays quiet for 5 ms. */
+static void drain(int fd)
+{
+    char scratch[65536];
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    while (poll(&p, 1, 5) > 0) {
+        if (read(fd, scratch, sizeof scratch) <= 0) {
+            return;
+        }
+    }
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) {
+        n++;
+    }
+    return n;
+}
+
+static bool wait_count(struct sse_hub *hub, size_t want, int ms)
+{
+    int64_t end = now_ms() + ms;
+    while (sse_hub_client_count(hub) != want) {
+        if (now_ms() > end) {
+            return false;
+        }
+        sleep_ms(5);
+    }
+    return true;
+}
+
+static void test_headers_and_hello(void **state)
+{
+    struct fixture *f = *state;
+    struct stream s = {.fd = open_get(f->port, "/events", 0)};
+    char hello[128];
+    snprintf(hello, sizeof hello, "event: hello\ndata: %s\n\n", sse_hub_instance(f->hub));
+    assert_true(read_until(&s, hello, 2000));
+    assert_non_null(strstr(s.buf, "HTTP/1.1 200"));
+    assert_non_null(strstr(s.buf, "Content-Type: text/event-stream\r\n"));
+    assert_non_null(strstr(s.buf, "Cache-Control: no-cache, no-transform\r\n"));
+    assert_non_null(strstr(s.buf, "X-Accel-Buffering: no\r\n"));
+    assert_non_null(strstr(s.buf, "Transfer-Encoding: chunked\r\n"));
+    assert_null(strstr(s.buf, "Content-Length"));
+    assert_non_null(strstr(s.buf, "retry: 1000\n"));
+    assert_int_equal(strlen(sse_hub_instance(f->hub)), 32);
+    assert_true(wait_count(f->hub, 1, 1000));
+    close(s.fd);
+}
+
+static void test_one_broadcast_one_frame(void **state)
+{
+    struct fixture *f = *state;
+    struct stream s[3];
+    for (int i = 0; i < 3; i++) {
+        s[i] = (struct stream){.fd = open_get(f->port, "/events", 0)};
+        assert_true(read_until(&s[i], "event: hello", 2000));
+    }
+    assert_true(wait_count(f->hub, 3, 1000));
+    sleep_ms(50); /* let every reader park its connection */
+    assert_true(sse_hub_broadcast(f->hub, "css", "/style.css"));
+    for (int i = 0; i < 3; i++) {
+        assert_true(read_until(&s[i], "event: css\ndata: /style.css\n\n", 2000));
+    }
+    /* Nothing more arrives: exactly one frame per broadcast. */
+    for (int i = 0; i < 3; i++) {
+        read_until(&s[i], "never", 150);
+        assert_int_equal(count_of(s[i].buf, "event: css"), 1);
+    }
+    assert_true(sse_hub_broadcast(f->hub, "reload", "a\nb"));
+    assert_true(read_until(&s[0], "event: reload\ndata: a\ndata: b\n\n", 2000));
+    assert_false(sse_hub_broadcast(f->hub, "reload", ""));
+    assert_false(sse_hub_broadcast(f->hub, "bad\nname", "x"));
+    for (int i = 0; i < 3; i++) {
+        close(s[i].fd);
+    }
+}
+
+#define MANY 120
+
+static void test_many_streams_do_not_block(void **state)
+{
+    struct fixture *f = *state;
+    static struct stream s[MANY];
+    for (int i = 0; i < MANY; i++) {
+        s[i] = (struct stream){.fd = open_get(f->port, "/events", 0)};
+    }
+    for (int i = 0; i < MANY; i++) {
+        assert_true(read_until(&s[i], "event: hello", 3000));
+    }
+    assert_true(wait_count(f->hub, MANY, 2000));
+
+    /* Idle streams are parked, not polled: the whole process burns almost
+     * no CPU while they sit there. */
+    struct rusage a, b;
+    getrusage(RUSAGE_SELF, &a);
+    sleep_ms(500);
+    getrusage(RUSAGE_SELF, &b);
+    long cpu_us = (b.ru_utime.tv_sec - a.ru_utime.tv_sec) * 1000000L +
+                  (b.ru_utime.tv_usec - a.ru_utime.tv_usec) +
+                  (b.ru_stime.tv_sec - a.ru_stime.tv_sec) * 1000000L +
+                  (b.ru_stime.tv_usec - a.ru_stime.tv_usec);
+    assert_true(cpu_us < 100000);
+
+    /* A normal request on the same 3-thread daemon is answered at once. */
+    for (int k = 0; k < 5; k++) {
+        struct stream p = {.fd = open_get(f->port, "/page", 0)};
+        assert_true(read_until(&p, "plain", 2000));
+        assert_non_null(strstr(p.buf, "HTTP/1.1 200"));
+        close(p.fd);
+    }
+
+    /* And one broadcast reaches every stream. */
+    assert_true(sse_hub_broadcast(f->hub, "fragment", "intro"));
+    for (int i = 0; i < MANY; i++) {
+        assert_true(read_until(&s[i], "event: fragment\ndata: intro\n\n", 3000));
+    }
+    for (int i = 0; i < MANY; i++) {
+        close(s[i].fd);
+    }
+}
+
+static void test_disconnect_is_cleaned(void **state)
+{
+    struct fixture *f = *state; /* 50 ms heartbeat */
+    struct stream s = {.fd = open_get(f->port, "/events", 0)};
+    assert_true(read_until(&s, "event: hello", 2000));
+    assert_true(read_until(&s, ": ping\n\n", 2000));
+    struct stream t = {.fd = open_get(f->port, "/events", 0)};
+    assert_true(read_until(&t, "event: hello", 2000));
+    assert_true(wait_count(f->hub, 2, 1000));
+    close(s.fd);
+    /* The heartbeat's write fails on the dead peer; MHD closes it and the
+     * response's free callback removes the client. */
+    assert_true(wait_count(f->hub, 1, 3000));
+    /* The live one still streams. */
+    t.len = 0;
+    assert_true(read_until(&t, ": ping\n\n", 2000));
+    close(t.fd);
+    assert_true(wait_count(f->hub, 0, 3000));
+}
+
+static void test_slow_reader_is_dropped(void **state)
+{
+    struct fixture *f = *state;
+    /* A client that never reads, with a tiny receive buffer. */
+    int fd = open_get(f->port, "/events", 2048);
+    struct stream live = {.fd = open_get(f->port, "/events", 0)};
+    assert_true(read_until(&live, "event: hello", 2000));
+    assert_true(wait_count(f->hub, 2, 2000));
+    static char big[4096];
+    memset(big, 'x', sizeof big - 1);
+    /* Up to 40 MB: far more than socket buffers plus the queue bound. */
+    for (int i = 0; i < 10000 && sse_hub_client_count(f->hub) == 2; i++) {
+        assert_true(sse_hub_broadcast(f->hub, "big", big));
+        /* Keep the live one drained so only the stuck one falls behind. */
+        drain(live.fd);
+    }
+    assert_int_equal(sse_hub_client_count(f->hub), 1);
+    close(fd);
+    close(live.fd);
+}
+
+static void test_close_ends_streams(void **state)
+{
+    struct fixture *f = *state;
+    struct stream s[2];
+    for (int i = 0; i < 2; i++) {
+        s[i] = (struct stream){.fd = open_get(f->port, "/events", 0)};
+        assert_true(read_until(&s[i], "event: hello", 2000));
+    }
+    assert_true(wait_count(f->hub, 2, 1000));
+    sleep_ms(50);
+    assert_true(sse_hub_broadcast(f->hub, "css", "/last.css"));
+    assert_true(sse_hub_close(f->hub, 2000));
+    assert_int_equal(sse_hub_client_count(f->hub), 0);
+    for (int i = 0; i < 2; i++) {
+        /* What was queued is still delivered, then the chunked terminator. */
+        assert_true(read_until(&s[i], "0\r\n\r\n", 2000));
+        assert_non_null(strstr(s[i].buf, "data: /last.css"));
+        close(s[i].fd);
+    }
+    /* Closed: no new streams, a clear status instead. */
+    struct stream late = {.fd = open_get(f->port, "/events", 0)};
+    assert_true(read_until(&late, "closed", 2000));
+    assert_non_null(strstr(late.buf, "HTTP/1.1 503"));
+    close(late.fd);
+    assert_true(sse_hub_close(f->hub, 10)); /* idempotent */
+}
+
+/* The owner may go first: the hub lives until the last response is freed. */
+static void test_destroy_order(void **state)
+{
+    (void)state;
+    struct sse_hub *hub = sse_hub_create(0, 0);
+    assert_non_null(hub);
+    assert_int_equal(sse_hub_client_count(hub), 0);
+    assert_true(sse_hub_broadcast(hub, "css", "/x.css")); /* no clients: fine */
+    assert_true(sse_hub_close(hub, 0));
+    sse_hub_destroy(hub);
+    sse_hub_destroy(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_format_table),
+        cmocka_unit_test(test_destroy_order),
+        cmocka_unit_test_setup_teardown(test_headers_and_hello, setup_slow, teardown),
+        cmocka_unit_test_setup_teardown(test_one_broadcast_one_frame, setup_slow, teardown),
+        cmocka_unit_test_setup_teardown(test_many_streams_do_not_block, setup_slow, teardown),
+        cmocka_unit_test_setup_teardown(test_disconnect_is_cleaned, setup_fast, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_reader_is_dropped, setup_slow, teardown),
+        cmocka_unit_test_setup_teardown(test_close_ends_streams, setup_slow, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
