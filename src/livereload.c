@@ -1,0 +1,306 @@
+/* livereload — see livereload.h. */
+#include "livereload.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sse.h"
+
+struct livereload {
+    struct livereload_route *routes; /* strings owned */
+    size_t nroutes;
+    struct sse_hub *hub;
+    void (*invalidate)(void *ctx, const char *abs_path);
+    void (*invalidate_all)(void *ctx);
+    void *ctx;
+    struct watch *watch;
+};
+
+static bool livereload_ends_with(const char *s, size_t n, const char *suffix, bool ci)
+{
+    size_t k = strlen(suffix);
+    if (n < k) {
+        return false;
+    }
+    return ci ? strncasecmp(s + n - k, suffix, k) == 0 : memcmp(s + n - k, suffix, k) == 0;
+}
+
+enum livereload_kind livereload_classify(const char *url_path,
+                                         const char *fragments_prefix,
+                                         const char **name, size_t *name_len)
+{
+    size_t n = strlen(url_path);
+    *name = url_path;
+    *name_len = n;
+    if (fragments_prefix != NULL) {
+        size_t p = strlen(fragments_prefix);
+        /* Exactly `.html`: the page's loader asks for `<name>.html`, so a
+         * `.HTML` file is not a fragment it would ever fetch. */
+        if (n > p + 5 && strncmp(url_path, fragments_prefix, p) == 0 &&
+            livereload_ends_with(url_path, n, ".html", false)) {
+            *name = url_path + p;
+            *name_len = n - p - 5;
+            return LIVERELOAD_FRAGMENT;
+        }
+    }
+    if (livereload_ends_with(url_path, n, ".css", true) && n > 4 &&
+        url_path[n - 5] != '/') {
+        return LIVERELOAD_CSS;
+    }
+    return LIVERELOAD_RELOAD;
+}
+
+const char *livereload_kind_name(enum livereload_kind kind)
+{
+    switch (kind) {
+    case LIVERELOAD_CSS:
+        return "css";
+    case LIVERELOAD_FRAGMENT:
+        return "fragment";
+    case LIVERELOAD_RELOAD:
+        break;
+    }
+    return "reload";
+}
+
+void livereload_events_free(struct livereload_event *events, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(events[i].data);
+    }
+    free(events);
+}
+
+/* "/prefix/" + "rel" -> "/prefix/rel". */
+static char *livereload_url(const char *prefix, const char *rel)
+{
+    size_t a = strlen(prefix), b = strlen(rel);
+    char *s = malloc(a + b + 1);
+    if (s != NULL) {
+        memcpy(s, prefix, a);
+        memcpy(s + a, rel, b + 1);
+    }
+    return s;
+}
+
+bool livereload_plan(const struct livereload_route *routes, size_t nroutes,
+                     const struct watch_batch *batch,
+                     struct livereload_event **events, size_t *n)
+{
+    *events = NULL;
+    *n = 0;
+    struct livereload_event *ev = calloc(batch->n + 1, sizeof *ev);
+    if (ev == NULL) {
+        return false;
+    }
+    size_t count = 0;
+    char *reload = NULL;
+    if (batch->overflow) {
+        reload = strdup("*");
+        if (reload == NULL) {
+            goto oom;
+        }
+    }
+    for (size_t i = 0; i < batch->n && reload == NULL; i++) {
+        const struct watch_change *c = &batch->changes[i];
+        if (c->id < 0 || (size_t)c->id >= nroutes) {
+            continue;
+        }
+        const struct livereload_route *r = &routes[c->id];
+        char *url = livereload_url(r->url_prefix, c->relpath);
+        if (url == NULL) {
+            goto oom;
+        }
+        const char *name;
+        size_t len;
+        enum livereload_kind k =
+            livereload_classify(url, r->is_fragments ? r->url_prefix : NULL, &name, &len);
+        if (k == LIVERELOAD_RELOAD) {
+            reload = url; /* one reload says it all */
+            break;
+        }
+        char *data = strndup(name, len);
+        free(url);
+        if (data == NULL) {
+            goto oom;
+        }
+        bool dup = false;
+        for (size_t j = 0; j < count; j++) {
+            if (ev[j].kind == k && strcmp(ev[j].data, data) == 0) {
+                dup = true;
+                break;
+            }
+        }
+        if (dup) {
+            free(data);
+            continue;
+        }
+        ev[count++] = (struct livereload_event){.kind = k, .data = data};
+    }
+    if (reload != NULL) {
+        for (size_t j = 0; j < count; j++) {
+            free(ev[j].data);
+        }
+        ev[0] = (struct livereload_event){.kind = LIVERELOAD_RELOAD, .data = reload};
+        count = 1;
+    }
+    *events = ev;
+    *n = count;
+    return true;
+
+oom:
+    free(reload);
+    livereload_events_free(ev, count);
+    return false;
+}
+
+char *livereload_script_tag(const char *base_path)
+{
+    static const char head[] = "<script src=\"";
+    static const char tail[] = "__folio/reload.js\" defer></script>";
+    size_t need = sizeof head + sizeof tail;
+    for (const char *p = base_path; *p; p++) {
+        need += 6; /* worst case: &quot; */
+    }
+    char *out = malloc(need);
+    if (out == NULL) {
+        return NULL;
+    }
+    char *o = out;
+    memcpy(o, head, sizeof head - 1);
+    o += sizeof head - 1;
+    for (const char *p = base_path; *p; p++) {
+        const char *esc = NULL;
+        switch (*p) {
+        case '&': esc = "&amp;"; break;
+        case '"': esc = "&quot;"; break;
+        case '<': esc = "&lt;"; break;
+        case '>': esc = "&gt;"; break;
+        default: *o++ = *p; continue;
+        }
+        size_t l = strlen(esc);
+        memcpy(o, esc, l);
+        o += l;
+    }
+    memcpy(o, tail, sizeof tail);
+    return out;
+}
+
+/* Watcher thread: invalidate first, then tell the browsers. */
+static void livereload_on_batch(void *ctx, const struct watch_batch *b)
+{
+    struct livereload *lr = ctx;
+    if (b->overflow) {
+        if (lr->invalidate_all != NULL) {
+            lr->invalidate_all(lr->ctx);
+        }
+    } else if (lr->invalidate != NULL) {
+        for (size_t i = 0; i < b->n; i++) {
+            const struct watch_change *c = &b->changes[i];
+            if (c->id < 0 || (size_t)c->id >= lr->nroutes) {
+                continue;
+            }
+            const char *dir = lr->routes[c->id].dir;
+            size_t dl = strlen(dir), rl = strlen(c->relpath);
+            char *abs = malloc(dl + rl + 2);
+            if (abs == NULL) {
+                /* Cannot name it: forget everything rather than serve stale. */
+                if (lr->invalidate_all != NULL) {
+                    lr->invalidate_all(lr->ctx);
+                }
+                break;
+            }
+            memcpy(abs, dir, dl);
+            if (dl == 0 || dir[dl - 1] != '/') {
+                abs[dl++] = '/';
+            }
+            memcpy(abs + dl, c->relpath, rl + 1);
+            lr->invalidate(lr->ctx, abs);
+            free(abs);
+        }
+    }
+    struct livereload_event *ev;
+    size_t n;
+    if (!livereload_plan(lr->routes, lr->nroutes, b, &ev, &n)) {
+        sse_hub_broadcast(lr->hub, "reload", "*");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sse_hub_broadcast(lr->hub, livereload_kind_name(ev[i].kind), ev[i].data);
+    }
+    livereload_events_free(ev, n);
+}
+
+static void livereload_free_routes(struct livereload *lr)
+{
+    for (size_t i = 0; i < lr->nroutes; i++) {
+        free((char *)lr->routes[i].url_prefix);
+        free((char *)lr->routes[i].dir);
+    }
+    free(lr->routes);
+}
+
+struct livereload *livereload_create(const struct livereload_route *routes,
+                                     size_t n, struct sse_hub *hub,
+                                     void (*invalidate)(void *ctx, const char *abs_path),
+                                     void (*invalidate_all)(void *ctx),
+                                     void *ctx)
+{
+    struct livereload *lr = calloc(1, sizeof *lr);
+    struct watch_dir *dirs = calloc(n ? n : 1, sizeof *dirs);
+    if (lr == NULL || dirs == NULL) {
+        goto error;
+    }
+    lr->hub = hub;
+    lr->invalidate = invalidate;
+    lr->invalidate_all = invalidate_all;
+    lr->ctx = ctx;
+    lr->routes = calloc(n ? n : 1, sizeof *lr->routes);
+    if (lr->routes == NULL) {
+        goto error;
+    }
+    for (size_t i = 0; i < n; i++) {
+        lr->routes[i].url_prefix = strdup(routes[i].url_prefix);
+        lr->routes[i].dir = strdup(routes[i].dir);
+        lr->routes[i].is_fragments = routes[i].is_fragments;
+        lr->nroutes = i + 1;
+        if (lr->routes[i].url_prefix == NULL || lr->routes[i].dir == NULL) {
+            goto error;
+        }
+        dirs[i] = (struct watch_dir){.path = routes[i].dir, .id = (int)i};
+    }
+    lr->watch = watch_create(dirs, n, WATCH_DEBOUNCE_DEFAULT_MS, livereload_on_batch, lr);
+    if (lr->watch == NULL) {
+        goto error;
+    }
+    free(dirs);
+    return lr;
+
+error:;
+    int saved = errno;
+    free(dirs);
+    if (lr != NULL) {
+        livereload_free_routes(lr);
+        free(lr);
+    }
+    errno = saved;
+    return NULL;
+}
+
+size_t livereload_watch_count(const struct livereload *lr)
+{
+    return lr ? watch_count(lr->watch) : 0;
+}
+
+void livereload_destroy(struct livereload *lr)
+{
+    if (lr == NULL) {
+        return;
+    }
+    watch_destroy(lr->watch);
+    livereload_free_routes(lr);
+    free(lr);
+}

@@ -1,0 +1,336 @@
+/* Tests for livereload.c: classification and planning tables, the script
+ * tag, the embedded client, and edits on disk reaching a real stream. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "livereload.h"
+#include "sse.h"
+
+static void test_classify_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path, *frag_prefix;
+        enum livereload_kind kind;
+        const char *name;
+    } cases[] = {
+        {"/style.css", NULL, LIVERELOAD_CSS, "/style.css"},
+        {"/css/print.CSS", NULL, LIVERELOAD_CSS, "/css/print.CSS"},
+        {"/assets/theme.css", NULL, LIVERELOAD_CSS, "/assets/theme.css"},
+        {"/fragments/intro.html", "/fragments/", LIVERELOAD_FRAGMENT, "intro"},
+        {"/fragments/ch1/fig.html", "/fragments/", LIVERELOAD_FRAGMENT, "ch1/fig"},
+        {"/frag/x.html", "/frag/", LIVERELOAD_FRAGMENT, "x"},
+        /* A css file among fragments is still css. */
+        {"/fragments/a.css", "/fragments/", LIVERELOAD_CSS, "/fragments/a.css"},
+        /* Not a fragment the loader would fetch. */
+        {"/fragments/.html", "/fragments/", LIVERELOAD_RELOAD, "/fragments/.html"},
+        {"/fragments/a.HTML", "/fragments/", LIVERELOAD_RELOAD, "/fragments/a.HTML"},
+        {"/fragments/data.json", "/fragments/", LIVERELOAD_RELOAD, "/fragments/data.json"},
+        /* An .html outside the fragments route reloads. */
+        {"/fragments/intro.html", NULL, LIVERELOAD_RELOAD, "/fragments/intro.html"},
+        {"/index.html", NULL, LIVERELOAD_RELOAD, "/index.html"},
+        {"/app.js", NULL, LIVERELOAD_RELOAD, "/app.js"},
+        {"/style.css.map", NULL, LIVERELOAD_RELOAD, "/style.css.map"},
+        {"/css", NULL, LIVERELOAD_RELOAD, "/css"},
+        {"/dir/", NULL, LIVERELOAD_RELOAD, "/dir/"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *name = NULL;
+        size_t len = 0;
+        enum livereload_kind k = livereload_classify(cases[i].path, cases[i].frag_prefix, &name, &len);
+        if (k != cases[i].kind || len != strlen(cases[i].name) ||
+            memcmp(name, cases[i].name, len) != 0) {
+            fail_msg("case %zu (%s): kind %d name %.*s", i, cases[i].path, (int)k, (int)len, name);
+        }
+    }
+    assert_string_equal(livereload_kind_name(LIVERELOAD_CSS), "css");
+    assert_string_equal(livereload_kind_name(LIVERELOAD_FRAGMENT), "fragment");
+    assert_string_equal(livereload_kind_name(LIVERELOAD_RELOAD), "reload");
+}
+
+static const struct livereload_route routes[] = {
+    {"/", "/srv/www", false},
+    {"/fragments/", "/srv/fragments", true},
+    {"/assets/", "/srv/assets", false},
+};
+
+/* Renders planned events as "kind:data|kind:data". */
+static void render(const struct livereload_event *ev, size_t n, char *out, size_t size)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(out);
+        snprintf(out + l, size - l, "%s%s:%s", i ? "|" : "", livereload_kind_name(ev[i].kind), ev[i].data);
+    }
+}
+
+static void test_plan_table(void **state)
+{
+    (void)state;
+    static const struct {
+        struct watch_change ch[4];
+        size_t n;
+        bool overflow;
+        const char *want;
+    } cases[] = {
+        {{{0, "style.css"}}, 1, false, "css:/style.css"},
+        {{{0, "style.css"}, {2, "theme.css"}}, 2, false, "css:/style.css|css:/assets/theme.css"},
+        {{{1, "intro.html"}}, 1, false, "fragment:intro"},
+        {{{1, "intro.html"}, {0, "style.css"}}, 2, false, "fragment:intro|css:/style.css"},
+        /* Any reload in the batch: just one reload. */
+        {{{0, "style.css"}, {0, "index.html"}, {0, "app.js"}}, 3, false, "reload:/index.html"},
+        {{{1, "intro.html"}, {2, "fig.png"}}, 2, false, "reload:/assets/fig.png"},
+        /* The same css twice (two routes cannot, but a batch can repeat). */
+        {{{0, "a.css"}, {0, "a.css"}}, 2, false, "css:/a.css"},
+        /* Overflow wins over everything. */
+        {{{0, "style.css"}}, 1, true, "reload:*"},
+        {{{0}}, 0, true, "reload:*"},
+        {{{0}}, 0, false, ""},
+        /* An unknown route id is ignored. */
+        {{{7, "x.css"}}, 1, false, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct watch_batch b = {.changes = cases[i].ch, .n = cases[i].n, .overflow = cases[i].overflow};
+        struct livereload_event *ev = NULL;
+        size_t n = 99;
+        assert_true(livereload_plan(routes, 3, &b, &ev, &n));
+        char got[256];
+        render(ev, n, got, sizeof got);
+        if (strcmp(got, cases[i].want) != 0) {
+            fail_msg("case %zu: got [%s] want [%s]", i, got, cases[i].want);
+        }
+        livereload_events_free(ev, n);
+    }
+}
+
+static void test_script_tag(void **state)
+{
+    (void)state;
+    char *t = livereload_script_tag("/");
+    assert_string_equal(t, "<script src=\"/__folio/reload.js\" defer></script>");
+    free(t);
+    t = livereload_script_tag("/playbook/");
+    assert_string_equal(t, "<script src=\"/playbook/__folio/reload.js\" defer></script>");
+    free(t);
+    t = livereload_script_tag("/a\"b<&>/");
+    assert_string_equal(t, "<script src=\"/a&quot;b&lt;&amp;&gt;/__folio/reload.js\" defer></script>");
+    free(t);
+}
+
+static void test_embedded_client(void **state)
+{
+    (void)state;
+    assert_true(reload_js_len > 500);
+    assert_int_equal(reload_js[reload_js_len], '\0');
+    assert_int_equal(strlen(reload_js), reload_js_len);
+    assert_non_null(strstr(reload_js, "new URL('events', me.src)"));
+    assert_non_null(strstr(reload_js, "addEventListener('hello'"));
+    assert_null(strstr(reload_js, "console."));
+}
+
+/* ---- end to end: files on disk -> events on a real stream ---- */
+
+struct e2e {
+    char root[64];
+    char www[96], frags[96];
+    struct sse_hub *hub;
+    struct MHD_Daemon *d;
+    struct livereload *lr;
+    pthread_mutex_t mu;
+    char invalidated[2048];
+    int all;
+};
+
+static void on_invalidate(void *ctx, const char *abs_path)
+{
+    struct e2e *e = ctx;
+    pthread_mutex_lock(&e->mu);
+    size_t l = strlen(e->invalidated);
+    snprintf(e->invalidated + l, sizeof e->invalidated - l, "%s\n", abs_path);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void on_invalidate_all(void *ctx)
+{
+    struct e2e *e = ctx;
+    pthread_mutex_lock(&e->mu);
+    e->all++;
+    pthread_mutex_unlock(&e->mu);
+}
+
+static bool was_invalidated(struct e2e *e, const char *path)
+{
+    char line[200];
+    snprintf(line, sizeof line, "%s\n", path);
+    pthread_mutex_lock(&e->mu);
+    bool yes = strstr(e->invalidated, line) != NULL;
+    pthread_mutex_unlock(&e->mu);
+    return yes;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **req_cls)
+{
+    (void)url;
+    (void)method;
+    (void)version;
+    (void)upload;
+    (void)upload_size;
+    (void)req_cls;
+    struct e2e *e = cls;
+    struct MHD_Response *r = sse_hub_attach(e->hub, conn);
+    if (r == NULL) {
+        return MHD_NO;
+    }
+    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+    char p[200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+struct stream {
+    int fd;
+    char buf[8192];
+    size_t len;
+};
+
+static bool read_until(struct stream *s, const char *needle, int ms)
+{
+    for (int waited = 0;; waited += 10) {
+        s->buf[s->len] = '\0';
+        if (strstr(s->buf, needle) != NULL) {
+            return true;
+        }
+        if (waited >= ms) {
+            return false;
+        }
+        struct pollfd p = {.fd = s->fd, .events = POLLIN};
+        if (poll(&p, 1, 10) > 0) {
+            ssize_t n = read(s->fd, s->buf + s->len, sizeof s->buf - 1 - s->len);
+            if (n <= 0) {
+                return false;
+            }
+            s->len += (size_t)n;
+        }
+    }
+}
+
+static void test_edits_reach_the_stream(void **state)
+{
+    (void)state;
+    struct e2e *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    pthread_mutex_init(&e->mu, NULL);
+    snprintf(e->root, sizeof e->root, "/tmp/folio-lr-XXXXXX");
+    assert_non_null(mkdtemp(e->root));
+    snprintf(e->www, sizeof e->www, "%s/www", e->root);
+    snprintf(e->frags, sizeof e->frags, "%s/fragments", e->root);
+    assert_int_equal(mkdir(e->www, 0755), 0);
+    assert_int_equal(mkdir(e->frags, 0755), 0);
+    put(e->www, "style.css", "a{}");
+    put(e->www, "index.html", "<p>");
+    put(e->frags, "intro.html", "<p>");
+
+    e->hub = sse_hub_create(60000, 0);
+    assert_non_null(e->hub);
+    e->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME,
+                            0, NULL, NULL, handler, e, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
+                            MHD_OPTION_END);
+    assert_non_null(e->d);
+    const struct livereload_route r[] = {
+        {"/", e->www, false},
+        {"/fragments/", e->frags, true},
+    };
+    e->lr = livereload_create(r, 2, e->hub, on_invalidate, on_invalidate_all, e);
+    assert_non_null(e->lr);
+    assert_int_equal(livereload_watch_count(e->lr), 2);
+
+    uint16_t port = MHD_get_daemon_info(e->d, MHD_DAEMON_INFO_BIND_PORT)->port;
+    struct stream s = {.fd = socket(AF_INET, SOCK_STREAM, 0)};
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(s.fd, (struct sockaddr *)&a, sizeof a), 0);
+    const char req[] = "GET /__folio/events HTTP/1.1\r\nHost: t\r\n\r\n";
+    assert_int_equal(write(s.fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+    assert_true(read_until(&s, "event: hello", 2000));
+
+    char abs[200];
+    /* A stylesheet edit: invalidated, then a css event. */
+    put(e->www, "style.css", "b{}");
+    assert_true(read_until(&s, "event: css\ndata: /style.css\n\n", 3000));
+    snprintf(abs, sizeof abs, "%s/style.css", e->www);
+    assert_true(was_invalidated(e, abs));
+
+    /* An atomic save (temp file renamed over it) is the same single event. */
+    s.len = 0;
+    put(e->www, "sedX1y2Z3", "c{}");
+    char from[200];
+    snprintf(from, sizeof from, "%s/sedX1y2Z3", e->www);
+    assert_int_equal(rename(from, abs), 0);
+    assert_true(read_until(&s, "event: css\ndata: /style.css\n\n", 3000));
+    assert_null(strstr(s.buf, "sedX1y2Z3"));
+    assert_null(strstr(s.buf, "event: reload"));
+
+    /* A fragment edit. */
+    s.len = 0;
+    put(e->frags, "intro.html", "<p>new");
+    assert_true(read_until(&s, "event: fragment\ndata: intro\n\n", 3000));
+    snprintf(abs, sizeof abs, "%s/intro.html", e->frags);
+    assert_true(was_invalidated(e, abs));
+
+    /* The page itself: a reload. */
+    s.len = 0;
+    put(e->www, "index.html", "<p>new");
+    assert_true(read_until(&s, "event: reload\ndata: /index.html\n\n", 3000));
+
+    livereload_destroy(e->lr);
+    livereload_destroy(NULL);
+    assert_true(sse_hub_close(e->hub, 1000));
+    MHD_stop_daemon(e->d);
+    sse_hub_destroy(e->hub);
+    close(s.fd);
+    assert_int_equal(e->all, 0);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", e->root);
+    assert_int_equal(system(cmd), 0);
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_classify_table),
+        cmocka_unit_test(test_plan_table),
+        cmocka_unit_test(test_script_tag),
+        cmocka_unit_test(test_embedded_client),
+        cmocka_unit_test(test_edits_reach_the_stream),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
