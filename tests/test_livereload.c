@@ -176,8 +176,9 @@ static void on_invalidate_all(void *ctx)
 
 static bool was_invalidated(struct e2e *e, const char *path)
 {
-    char line[200];
-    snprintf(line, sizeof line, "%s\n", path);
+    char line[256];
+    int n = snprintf(line, sizeof line, "%s\n", path);
+    assert_true(n > 0 && (size_t)n < sizeof line);
     pthread_mutex_lock(&e->mu);
     bool yes = strstr(e->invalidated, line) != NULL;
     pthread_mutex_unlock(&e->mu);
