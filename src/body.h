@@ -1,0 +1,34 @@
+/* body: an immutable, reference-counted byte buffer.
+ *
+ * Compressed and rewritten representations live in bodies. The cache holds
+ * one reference, every response that sends the bytes holds another, so a file
+ * change can drop the cached body while a slow client is still being sent it:
+ * the bytes go when the last reference does. Reference counting is atomic;
+ * the bytes are written once, before the body is shared, and never again.
+ */
+#ifndef FOLIO_BODY_H
+#define FOLIO_BODY_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+struct body {
+    atomic_size_t refs;
+    size_t len;
+    unsigned char data[];
+};
+
+/* A body of len bytes (uninitialised) with one reference, or NULL. */
+struct body *body_create(size_t len);
+
+/* Builds a body from a copy of bytes; NULL when out of memory. */
+struct body *body_from(const void *bytes, size_t len);
+
+struct body *body_ref(struct body *b);
+
+/* Drops a reference; the last one frees. Accepts NULL. The void * form is the
+ * shape libmicrohttpd's free callbacks take. */
+void body_unref(struct body *b);
+void body_unref_cb(void *b);
+
+#endif

@@ -1,0 +1,54 @@
+/* cache: derived representations of files, bounded in bytes.
+ *
+ * Keyed by (absolute path, variant), e.g. ("/srv/www/index.html", "gzip") or
+ * (…, "mime"). Every entry remembers the identity of the file it was derived
+ * from (device, inode, size, mtime in ns); a lookup with another identity
+ * misses and drops the entry. Callers fstat the file they opened, so a stale
+ * body is never served even when no watcher told us of a change; the watcher
+ * (livereload.c) invalidates eagerly to catch same-size writes within one
+ * timestamp tick and to give memory back.
+ *
+ * Bodies are shared, never copied: cache_get returns a new reference. Least
+ * recently used entries go first when the byte budget is exceeded; a body
+ * larger than an eighth of the budget is not kept. Thread-safe (one mutex;
+ * nothing slow happens under it).
+ */
+#ifndef FOLIO_CACHE_H
+#define FOLIO_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+struct body;
+struct cache;
+
+struct file_id {
+    uint64_t dev, ino, size;
+    int64_t mtime_ns;
+};
+
+void file_id_from_stat(struct file_id *id, const struct stat *st);
+
+/* NULL when out of memory. */
+struct cache *cache_create(size_t max_bytes);
+void cache_destroy(struct cache *c); /* accepts NULL */
+
+/* A new reference to the body cached for (path, variant) from a file with
+ * this identity, or NULL. */
+struct body *cache_get(struct cache *c, const char *path, const char *variant,
+                       const struct file_id *id);
+
+/* Keeps body (the cache takes its own reference) for (path, variant),
+ * replacing any older one. */
+void cache_put(struct cache *c, const char *path, const char *variant, const struct file_id *id,
+               struct body *body);
+
+/* Drops every variant of path, and of everything below it when it is a folder. */
+void cache_invalidate(struct cache *c, const char *path);
+void cache_clear(struct cache *c);
+
+/* Bytes held in bodies, for the health endpoint. */
+size_t cache_bytes(struct cache *c);
+
+#endif

@@ -1,0 +1,71 @@
+/* config: folio's settings, from four layers.
+ *
+ * Defaults < config file (INI, via inih) < environment (PORT, FOLIO_*) <
+ * command-line flags. Every setting has one name used in all layers: the key
+ * `live-reload` in [server] is FOLIO_LIVE_RELOAD in the environment and
+ * --live-reload / --no-live-reload on the command line. A bad value anywhere
+ * is reported as one line on stderr naming where it came from (file:line,
+ * variable or flag) and loading fails: nothing starts half-configured.
+ *
+ * Not thread-safe; loaded once on the start-up path. The struct owns every
+ * string in it; config_finish frees them.
+ */
+#ifndef FOLIO_CONFIG_H
+#define FOLIO_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "log.h"
+
+struct config_route {
+    char *prefix; /* URL prefix, starts and ends with "/" */
+    char *dir;    /* folder, relative to root unless absolute */
+};
+
+struct config {
+    char *root;        /* the article: holds www/, fragments/, assets/ */
+    char *config_path; /* the file that was read, or NULL */
+    char *host;
+    char *base_path;   /* URL prefix the proxy strips, "" when none */
+    unsigned port, threads;
+    bool production, quiet, trust_proxy;
+    int live_reload;   /* -1: follows the mode (on in preview, off in production) */
+    enum log_format log_format;
+    unsigned max_age;          /* s, Cache-Control for non-HTML in production */
+    unsigned timeout;          /* s, idle connection timeout */
+    unsigned grace;            /* s, how long SIGTERM waits for requests in flight */
+    unsigned connection_limit; /* concurrent connections */
+    unsigned per_ip_limit;     /* concurrent connections from one address, 0: none */
+    unsigned header_limit;     /* bytes of request line + headers per connection */
+    unsigned cache_size;       /* bytes of compressed and rewritten bodies kept */
+    unsigned gzip_level;
+    struct config_route *routes;
+    size_t route_count;
+};
+
+enum config_result {
+    CONFIG_OK,
+    CONFIG_EXIT,    /* --help or --version was printed: exit 0 */
+    CONFIG_INVALID, /* the reason is on stderr: exit 2 */
+};
+
+/* Fills c from all four layers. environ-style envp, NULL-terminated. */
+enum config_result config_load(struct config *c, int argc, char **argv, char **envp);
+
+/* Just the defaults. */
+void config_init(struct config *c);
+
+/* Sets one [server] key from text; on failure writes the reason to err. */
+bool config_set(struct config *c, const char *key, const char *value, char *err, size_t err_size);
+
+/* Applies INI text (a whole config file) on top of c. On failure, err holds
+ * "line N: reason". Used by config_load and by the fuzzer. */
+bool config_apply_ini(struct config *c, const char *text, char *err, size_t err_size);
+
+/* Whether live reload is on, once the mode is known. */
+bool config_live_reload(const struct config *c);
+
+void config_finish(struct config *c); /* accepts a zeroed struct */
+
+#endif

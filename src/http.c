@@ -1,0 +1,777 @@
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "body.h"
+#include "cache.h"
+#include "config.h"
+#include "encoding.h"
+#include "gzip.h"
+#include "html.h"
+#include "livereload.h"
+#include "log.h"
+#include "mime.h"
+#include "precondition.h"
+#include "range.h"
+#include "resolve.h"
+#include "routes.h"
+#include "sse.h"
+
+#ifndef FOLIO_VERSION
+#define FOLIO_VERSION "unknown"
+#endif
+
+/* Bodies below this are not worth a gzip header and a Vary-split cache. */
+#define GZIP_MIN_BYTES 512
+/* Files above this are sent as they are rather than read into memory. */
+#define GZIP_MAX_BYTES (32u << 20)
+#define DOCUMENT_MAX_BYTES (16u << 20)
+#define RESERVED_PREFIX "/__folio/"
+
+struct http_server {
+    struct MHD_Daemon *daemon;
+    struct http_context ctx;
+    const struct route *root_route; /* the "/" route, home of 404.html; may be NULL */
+    time_t started;
+    atomic_uint in_flight;
+};
+
+/* Per request, from the URI-log callback (the first thing MHD tells us,
+ * with the target still undecoded) to the completion callback. */
+struct request {
+    struct http_server *server;
+    struct timespec start_real, start_mono;
+    const char *method, *protocol; /* MHD's strings, valid until completion */
+    unsigned status;
+    uint64_t bytes;
+    bool headers_seen;
+    char target[]; /* as received: percent-encoded, with the query */
+};
+
+static void add_header(struct MHD_Response *r, const char *name, const char *value)
+{
+    MHD_add_response_header(r, name, value);
+}
+
+static enum MHD_Result queue(struct MHD_Connection *conn, struct request *req, unsigned status,
+                             struct MHD_Response *resp, uint64_t body_bytes)
+{
+    if (!resp) {
+        return MHD_NO;
+    }
+    add_header(resp, "X-Content-Type-Options", "nosniff");
+    req->status = status;
+    req->bytes = strcmp(req->method, "HEAD") == 0 || status == 304 ? 0 : body_bytes;
+    enum MHD_Result ok = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return ok;
+}
+
+static struct MHD_Response *response_from_body(struct body *b, uint64_t offset, uint64_t len)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
+        (size_t)len, b->data + offset, body_unref_cb, b);
+    if (!r) {
+        body_unref(b);
+    }
+    return r;
+}
+
+static struct MHD_Response *response_from_text(const char *text)
+{
+    struct body *b = body_from(text, strlen(text));
+    return b ? response_from_body(b, 0, b->len) : NULL;
+}
+
+/* Reads a whole (small) file into a new body; NULL on error. */
+static struct body *read_whole(int fd, uint64_t size)
+{
+    struct body *b = body_create((size_t)size);
+    for (size_t off = 0; b && off < size;) {
+        ssize_t n = pread(fd, b->data + off, (size_t)size - off, (off_t)off);
+        if (n <= 0) { /* shrank under us: the watcher will send the new one */
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            b->len = off;
+            break;
+        }
+        off += (size_t)n;
+    }
+    return b;
+}
+
+static const char *status_text(unsigned status)
+{
+    switch (status) {
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 412: return "Precondition Failed";
+    case 416: return "Range Not Satisfiable";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return "Error";
+    }
+}
+
+/* A small HTML error page; for 404, www/404.html when the article has one. */
+static enum MHD_Result respond_error(struct MHD_Connection *conn, struct request *req, unsigned status)
+{
+    struct http_server *s = req->server;
+    struct MHD_Response *resp = NULL;
+    uint64_t len = 0;
+    int fd;
+    struct stat st;
+    int err;
+    if (status == 404 && s->root_route &&
+        resolve_open(s->root_route->dir_fd, "404.html", &fd, &st, &err) == RESOLVE_FILE) {
+        struct body *b = st.st_size <= DOCUMENT_MAX_BYTES ? read_whole(fd, (uint64_t)st.st_size) : NULL;
+        close(fd);
+        if (b) {
+            len = b->len;
+            resp = response_from_body(b, 0, len);
+        }
+    }
+    if (!resp) {
+        char page[512];
+        snprintf(page, sizeof(page),
+                 "<!doctype html>\n<html lang=\"en\"><meta charset=\"utf-8\"><title>%u %s</title>\n"
+                 "<h1>%u %s</h1>\n<p>folio could not serve this address.</p>\n</html>\n",
+                 status, status_text(status), status, status_text(status));
+        len = strlen(page);
+        resp = response_from_text(page);
+    }
+    if (!resp) {
+        return MHD_NO;
+    }
+    add_header(resp, "Content-Type", "text/html; charset=utf-8");
+    /* A missing fragment must never be cached as if it were one (no SPA fallback either). */
+    add_header(resp, "Cache-Control", "no-store");
+    if (status == 405) {
+        add_header(resp, "Allow", "GET, HEAD, OPTIONS");
+    }
+    return queue(conn, req, status, resp, len);
+}
+
+static enum MHD_Result respond_redirect(struct MHD_Connection *conn, struct request *req,
+                                        const char *path, const char *query)
+{
+    /* Relative, so it stays right behind any proxy prefix (PEERS.md theme I). */
+    const char *last = strrchr(path, '/');
+    char location[PATH_MAX + 16];
+    int n = snprintf(location, sizeof(location), "%s/%s%s", last + 1, query ? "?" : "",
+                     query ? query : "");
+    if (n < 0 || (size_t)n >= sizeof(location)) {
+        return respond_error(conn, req, 404);
+    }
+    char page[] = "<!doctype html>\n<title>301 Moved Permanently</title>\n";
+    struct MHD_Response *resp = response_from_text(page);
+    if (!resp) {
+        return MHD_NO;
+    }
+    add_header(resp, "Location", location);
+    add_header(resp, "Content-Type", "text/html; charset=utf-8");
+    add_header(resp, "Cache-Control", "no-cache");
+    return queue(conn, req, 301, resp, strlen(page));
+}
+
+static enum MHD_Result respond_health(struct MHD_Connection *conn, struct request *req)
+{
+    const struct http_server *s = req->server;
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{\"status\":\"ok\",\"version\":\"%s\",\"mode\":\"%s\",\"uptime_s\":%lld,"
+             "\"files_watched\":%zu,\"cache_bytes\":%zu,\"event_streams\":%zu}\n",
+             FOLIO_VERSION, s->ctx.config->production ? "production" : "preview",
+             (long long)(time(NULL) - s->started),
+             s->ctx.files_watched ? s->ctx.files_watched(s->ctx.watch) : 0,
+             cache_bytes(s->ctx.cache), s->ctx.hub ? sse_hub_client_count(s->ctx.hub) : 0);
+    struct MHD_Response *resp = response_from_text(json);
+    if (!resp) {
+        return MHD_NO;
+    }
+    add_header(resp, "Content-Type", "application/json");
+    add_header(resp, "Cache-Control", "no-store");
+    return queue(conn, req, 200, resp, strlen(json));
+}
+
+static enum MHD_Result respond_reserved(struct MHD_Connection *conn, struct request *req,
+                                        const char *path)
+{
+    struct http_server *s = req->server;
+    const char *name = path + strlen(RESERVED_PREFIX);
+    if (strcmp(name, "health") == 0) {
+        return respond_health(conn, req);
+    }
+    if (s->ctx.hub && strcmp(name, "events") == 0) {
+        struct MHD_Response *resp = sse_hub_attach(s->ctx.hub, conn);
+        if (!resp) {
+            return respond_error(conn, req, 503);
+        }
+        return queue(conn, req, 200, resp, 0);
+    }
+    if (s->ctx.hub && strcmp(name, "reload.js") == 0) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(
+            reload_js_len, (void *)(uintptr_t)reload_js, MHD_RESPMEM_PERSISTENT);
+        if (!resp) {
+            return MHD_NO;
+        }
+        add_header(resp, "Content-Type", "text/javascript; charset=utf-8");
+        add_header(resp, "Cache-Control", "no-cache");
+        return queue(conn, req, 200, resp, reload_js_len);
+    }
+    return respond_error(conn, req, 404);
+}
+
+/* True when the browser will load this HTML as a page (so it gets the
+ * live-reload client), false when a script fetches it (a fragment). Browsers
+ * say which with Sec-Fetch-Dest; without it, only fragments/ is assumed to be
+ * fetched by script. */
+static bool loads_as_document(struct MHD_Connection *conn, const struct route *route)
+{
+    const char *dest = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-Fetch-Dest");
+    if (!dest) {
+        return !route->is_fragments;
+    }
+    return strcmp(dest, "document") == 0 || strcmp(dest, "iframe") == 0 ||
+           strcmp(dest, "frame") == 0 || strcmp(dest, "embed") == 0 || strcmp(dest, "object") == 0;
+}
+
+/* The injected client's URL, relative to the page so it survives any proxy
+ * prefix: one "../" per folder in the target as the browser sent it. */
+static void client_snippet(const char *target, char *out, size_t size)
+{
+    size_t depth = 0;
+    for (const char *p = target + 1; *p && *p != '?'; p++) {
+        depth += *p == '/';
+    }
+    size_t n = (size_t)snprintf(out, size, "<script src=\"");
+    for (size_t i = 0; i < depth && n + 40 < size; i++) {
+        n += (size_t)snprintf(out + n, size - n, "../");
+    }
+    snprintf(out + n, size - n, "__folio/reload.js\" defer></script>");
+}
+
+struct representation {
+    const char *type;
+    bool compressible, gzip;
+    struct body *body; /* NULL: the file itself, by fd */
+    int fd;            /* owned; closed once a response owns it or on failure */
+    uint64_t size;
+    char etag[96];
+};
+
+/* Loads (cache first) the body for variant, built from the open file by
+ * build(), which may return NULL when the variant is not worth having. */
+static struct body *derive(struct http_server *s, const char *key, const char *variant,
+                           const struct file_id *id, struct representation *rep,
+                           struct body *(*build)(struct http_server *, struct representation *, void *),
+                           void *arg)
+{
+    struct body *b = cache_get(s->ctx.cache, key, variant, id);
+    if (!b && (b = build(s, rep, arg)) != NULL) {
+        cache_put(s->ctx.cache, key, variant, id, b);
+    }
+    return b;
+}
+
+static struct body *build_document(struct http_server *s, struct representation *rep, void *snippet)
+{
+    if (rep->size > DOCUMENT_MAX_BYTES) {
+        return NULL;
+    }
+    struct body *file = rep->body ? body_ref(rep->body) : read_whole(rep->fd, rep->size);
+    if (!file) {
+        return NULL;
+    }
+    size_t len;
+    char *html = html_inject((const char *)file->data, file->len, snippet, &len);
+    body_unref(file);
+    struct body *b = html ? body_from(html, len) : NULL;
+    free(html);
+    return b;
+}
+
+static struct body *build_gzip(struct http_server *s, struct representation *rep, void *unused)
+{
+    if (rep->size > GZIP_MAX_BYTES) {
+        return NULL;
+    }
+    struct body *plain = rep->body ? body_ref(rep->body) : read_whole(rep->fd, rep->size);
+    if (!plain) {
+        return NULL;
+    }
+    struct body *gz = gzip_compress(plain->data, plain->len, (int)s->ctx.config->gzip_level);
+    body_unref(plain);
+    return gz;
+}
+
+static struct body *build_mime(struct http_server *s, struct representation *rep, void *unused)
+{
+    char *type = mime_sniff(rep->fd);
+    struct body *b = type ? body_from(type, strlen(type) + 1) : NULL;
+    free(type);
+    return b;
+}
+
+/* A fresh "name.gz" beside the file, compressed ahead of time, is used as is:
+ * only when at least as new as the original (PEERS.md theme F). */
+static bool use_sidecar(int dir_fd, const char *rel, const struct stat *orig, struct representation *rep)
+{
+    char name[PATH_MAX];
+    if ((size_t)snprintf(name, sizeof(name), "%s.gz", rel) >= sizeof(name)) {
+        return false;
+    }
+    int fd, err;
+    struct stat st;
+    if (resolve_open(dir_fd, name, &fd, &st, &err) != RESOLVE_FILE) {
+        return false;
+    }
+    if (st.st_mtim.tv_sec < orig->st_mtim.tv_sec ||
+        (st.st_mtim.tv_sec == orig->st_mtim.tv_sec && st.st_mtim.tv_nsec < orig->st_mtim.tv_nsec)) {
+        close(fd);
+        return false;
+    }
+    close(rep->fd);
+    rep->fd = fd;
+    rep->size = (uint64_t)st.st_size;
+    rep->gzip = true;
+    snprintf(rep->etag, sizeof(rep->etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "-gzs\"",
+             (uint64_t)st.st_ino, (uint64_t)st.st_size,
+             (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec);
+    return true;
+}
+
+static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *req,
+                                  const struct route *route, int dir_fd, const char *rel,
+                                  const char *path, int fd, const struct stat *st)
+{
+    struct http_server *s = req->server;
+    struct representation rep = {.fd = fd, .size = (uint64_t)st->st_size};
+    struct file_id id;
+    file_id_from_stat(&id, st);
+    char key[PATH_MAX * 2];
+    snprintf(key, sizeof(key), "%s/%s", route->dir, path + route->prefix_len);
+
+    const struct mime_type *known = mime_from_extension(path);
+    struct body *sniffed = NULL;
+    if (known) {
+        rep.type = known->name;
+        rep.compressible = known->compressible;
+    } else {
+        sniffed = derive(s, key, "mime", &id, &rep, build_mime, NULL);
+        rep.type = sniffed ? (const char *)sniffed->data : "application/octet-stream";
+        rep.compressible = mime_is_compressible(rep.type);
+    }
+    int written = snprintf(rep.etag, sizeof(rep.etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64,
+                           id.ino, id.size, (uint64_t)id.mtime_ns);
+
+    const char *range_header = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range");
+    bool accepts_gzip = rep.compressible && !range_header &&
+        encoding_accepts_gzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding"));
+
+    /* The live-reload client goes into pages, never into fragments. */
+    if (s->ctx.hub && strncmp(rep.type, "text/html", 9) == 0 && loads_as_document(conn, route)) {
+        char snippet[512], variant[32];
+        client_snippet(req->target, snippet, sizeof(snippet));
+        size_t depth = (strlen(snippet) - strlen("<script src=\"__folio/reload.js\" defer></script>")) / 3;
+        snprintf(variant, sizeof(variant), "doc:%zu", depth);
+        struct body *doc = derive(s, key, variant, &id, &rep, build_document, snippet);
+        if (doc) {
+            rep.body = doc;
+            rep.size = doc->len;
+            written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "-lr%zu", depth);
+            if (accepts_gzip && rep.size >= GZIP_MIN_BYTES) {
+                strcat(variant, ":gzip");
+                struct body *gz = derive(s, key, variant, &id, &rep, build_gzip, NULL);
+                if (gz) {
+                    body_unref(rep.body);
+                    rep.body = gz;
+                    rep.size = gz->len;
+                    rep.gzip = true;
+                    written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "gz");
+                }
+            }
+        }
+    } else if (accepts_gzip && rep.size >= GZIP_MIN_BYTES) {
+        struct body *gz = cache_get(s->ctx.cache, key, "gzip", &id);
+        if (gz || !use_sidecar(dir_fd, rel, st, &rep)) {
+            gz = gz ? gz : derive(s, key, "gzip", &id, &rep, build_gzip, NULL);
+            if (gz) {
+                rep.body = gz;
+                rep.size = gz->len;
+                rep.gzip = true;
+                written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "-gz");
+            }
+        }
+    }
+    if (rep.etag[strlen(rep.etag) - 1] != '"') {
+        strcat(rep.etag, "\"");
+    }
+
+    char last_modified[30];
+    http_date_format(st->st_mtim.tv_sec, last_modified);
+    struct precondition_headers pre = {
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Match"),
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match"),
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Modified-Since"),
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Unmodified-Since"),
+    };
+    enum precondition_result pc = precondition_evaluate(&pre, rep.etag, st->st_mtim.tv_sec);
+    unsigned status = 200;
+    uint64_t first = 0, last = rep.size ? rep.size - 1 : 0;
+    if (pc == PRECONDITION_FAILED) {
+        status = 412;
+    } else if (pc == PRECONDITION_NOT_MODIFIED) {
+        status = 304;
+    } else if (range_header &&
+               precondition_if_range(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Range"),
+                                     rep.etag, st->st_mtim.tv_sec)) {
+        switch (range_parse(range_header, rep.size, &first, &last)) {
+        case RANGE_SATISFIABLE: status = 206; break;
+        case RANGE_UNSATISFIABLE: status = 416; break;
+        case RANGE_NONE: break;
+        }
+    }
+
+    struct MHD_Response *resp = NULL;
+    uint64_t len = status == 206 ? last - first + 1 : status == 200 ? rep.size : 0;
+    if (status == 412 || status == 416) {
+        close(rep.fd);
+        body_unref(rep.body);
+        body_unref(sniffed);
+        if (status == 412) {
+            return respond_error(conn, req, 412);
+        }
+        char range[64];
+        snprintf(range, sizeof(range), "bytes */%" PRIu64, rep.size);
+        resp = response_from_text("");
+        if (resp) {
+            add_header(resp, "Content-Range", range);
+            add_header(resp, "Cache-Control", "no-store");
+        }
+        return queue(conn, req, 416, resp, 0);
+    }
+    if (rep.body) {
+        close(rep.fd);
+        resp = response_from_body(rep.body, status == 206 ? first : 0, len);
+    } else if (len == 0) {
+        close(rep.fd);
+        resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    } else {
+        /* sendfile: the response owns the fd from here, and only if it exists. */
+        resp = MHD_create_response_from_fd_at_offset64(len, rep.fd, first);
+        if (!resp) {
+            close(rep.fd);
+        }
+    }
+    if (!resp) {
+        body_unref(sniffed);
+        return MHD_NO;
+    }
+    if (status != 304) {
+        add_header(resp, "Content-Type", rep.type);
+    }
+    body_unref(sniffed);
+    add_header(resp, "ETag", rep.etag);
+    add_header(resp, "Last-Modified", last_modified);
+    if (s->ctx.config->production && strncmp(rep.type, "text/html", 9) != 0) {
+        char cc[48];
+        snprintf(cc, sizeof(cc), "public, max-age=%u", s->ctx.config->max_age);
+        add_header(resp, "Cache-Control", cc);
+    } else {
+        add_header(resp, "Cache-Control", "no-cache");
+    }
+    add_header(resp, "Accept-Ranges", "bytes");
+    if (rep.compressible) {
+        add_header(resp, "Vary", "Accept-Encoding");
+    }
+    if (rep.gzip && status != 304) {
+        add_header(resp, "Content-Encoding", "gzip");
+    }
+    if (status == 206) {
+        char range[96];
+        snprintf(range, sizeof(range), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, first, last, rep.size);
+        add_header(resp, "Content-Range", range);
+    }
+    return queue(conn, req, status, resp, len);
+}
+
+static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload_data, size_t *upload_size, void **req_cls)
+{
+    struct request *req = *req_cls;
+    req->method = method;
+    req->protocol = version;
+    bool get = strcmp(method, "GET") == 0, head = strcmp(method, "HEAD") == 0;
+    if ((get || head) && !req->headers_seen) {
+        /* libmicrohttpd 0.9.75 closes the connection after a response queued
+         * on this first call (it cannot know the request has no body yet);
+         * answering on the second call keeps the connection alive. */
+        req->headers_seen = true;
+        return MHD_YES;
+    }
+    if (strcmp(method, "OPTIONS") == 0) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        if (resp) {
+            add_header(resp, "Allow", "GET, HEAD, OPTIONS");
+        }
+        return queue(conn, req, 204, resp, 0);
+    }
+    if (!get && !head) {
+        return respond_error(conn, req, 405);
+    }
+
+    /* The target as sent, not MHD's decoded url: we decode exactly once, and
+     * an escaped NUL or "/" must be seen to be refused. */
+    const char *target = req->target;
+    const char *query = strchr(target, '?');
+    size_t path_len = query ? (size_t)(query - target) : strlen(target);
+    char path[PATH_MAX];
+    if (path_len >= sizeof(path) || !resolve_normalize(target, path_len, path, sizeof(path))) {
+        return respond_error(conn, req, 400);
+    }
+    if (strncmp(path, RESERVED_PREFIX, strlen(RESERVED_PREFIX)) == 0) {
+        return respond_reserved(conn, req, path);
+    }
+    if (resolve_has_dot_segment(path)) {
+        return respond_error(conn, req, 404);
+    }
+    bool bare_prefix;
+    const struct route *route = routes_match(req->server->ctx.routes, path, &bare_prefix);
+    if (!route) {
+        return respond_error(conn, req, 404);
+    }
+    if (bare_prefix) {
+        return respond_redirect(conn, req, path, query ? query + 1 : NULL);
+    }
+
+    const char *rel = path + route->prefix_len;
+    int fd, err;
+    struct stat st;
+    switch (resolve_open(route->dir_fd, rel, &fd, &st, &err)) {
+    case RESOLVE_FILE:
+        if (path[strlen(path) - 1] == '/') {
+            close(fd);
+            return respond_error(conn, req, 404);
+        }
+        return serve_file(conn, req, route, route->dir_fd, rel, path, fd, &st);
+    case RESOLVE_DIRECTORY: {
+        if (path[strlen(path) - 1] != '/') {
+            close(fd);
+            return respond_redirect(conn, req, path, query ? query + 1 : NULL);
+        }
+        int dir_fd = fd;
+        enum resolve_status found = resolve_open(dir_fd, "index.html", &fd, &st, &err);
+        if (found != RESOLVE_FILE) {
+            close(dir_fd);
+            if (found == RESOLVE_DIRECTORY) {
+                close(fd);
+            }
+            return respond_error(conn, req, found == RESOLVE_FORBIDDEN ? 403 : 404);
+        }
+        char index_path[PATH_MAX + 16];
+        snprintf(index_path, sizeof(index_path), "%sindex.html", path);
+        enum MHD_Result r = serve_file(conn, req, route, dir_fd, "index.html", index_path, fd, &st);
+        close(dir_fd);
+        return r;
+    }
+    case RESOLVE_NOT_FOUND:
+        return respond_error(conn, req, 404);
+    case RESOLVE_FORBIDDEN:
+        return respond_error(conn, req, 403);
+    case RESOLVE_ERROR:
+        break;
+    }
+    fprintf(stderr, "folio: %s: %s\n", path, strerror(err));
+    return respond_error(conn, req, err == EMFILE || err == ENFILE ? 503 : 500);
+}
+
+static void *on_request_start(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct http_server *s = cls;
+    size_t len = strlen(uri);
+    struct request *req = malloc(sizeof(*req) + len + 1);
+    if (!req) {
+        return NULL;
+    }
+    *req = (struct request){.server = s};
+    memcpy(req->target, uri, len + 1);
+    clock_gettime(CLOCK_REALTIME, &req->start_real);
+    clock_gettime(CLOCK_MONOTONIC, &req->start_mono);
+    atomic_fetch_add(&s->in_flight, 1);
+    return req;
+}
+
+static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *out, size_t size)
+{
+    const char *forwarded = trust_proxy
+        ? MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-For") : NULL;
+    if (forwarded) {
+        /* The rightmost entry is the one our proxy added; the rest is the client's word. */
+        const char *last = strrchr(forwarded, ',');
+        last = last ? last + 1 : forwarded;
+        while (*last == ' ') {
+            last++;
+        }
+        snprintf(out, size, "%.*s", (int)strcspn(last, " "), last);
+        return;
+    }
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = info ? info->client_addr : NULL;
+    snprintf(out, size, "-");
+    if (sa && sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out, (socklen_t)size);
+    } else if (sa && sa->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out, (socklen_t)size);
+    }
+}
+
+static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
+                            enum MHD_RequestTerminationCode why)
+{
+    struct http_server *s = cls;
+    struct request *req = *req_cls;
+    if (!req) {
+        return;
+    }
+    *req_cls = NULL;
+    /* Requests libmicrohttpd refused before our handler ran (a malformed line,
+     * headers over the limit) have no status we know; MHD answered them. */
+    if (req->status && !s->ctx.config->quiet) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        char remote[INET6_ADDRSTRLEN + 64];
+        client_address(conn, s->ctx.config->trust_proxy, remote, sizeof(remote));
+        struct log_record rec = {
+            .remote = remote,
+            .time = req->start_real,
+            .method = req->method,
+            .target = req->target,
+            .protocol = req->protocol,
+            .status = req->status,
+            .bytes = why == MHD_REQUEST_TERMINATED_COMPLETED_OK || req->bytes == 0 ? req->bytes : 0,
+            .referer = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Referer"),
+            .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
+            .duration_ms = (double)(now.tv_sec - req->start_mono.tv_sec) * 1e3 +
+                           (double)(now.tv_nsec - req->start_mono.tv_nsec) / 1e6,
+        };
+        log_write(s->ctx.config->log_format, &rec);
+    }
+    free(req);
+    atomic_fetch_sub(&s->in_flight, 1);
+}
+
+static char mhd_last_error[256];
+
+static void on_mhd_message(void *cls, const char *fmt, va_list ap)
+{
+    /* Kept for the start-up error; at run time MHD speaks of clients that
+     * misbehave, which is not worth a line on stderr each. */
+    vsnprintf(mhd_last_error, sizeof(mhd_last_error), fmt, ap);
+}
+
+static bool parse_address(const char *host, unsigned port, struct sockaddr_storage *addr)
+{
+    struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res;
+    char service[8];
+    snprintf(service, sizeof(service), "%u", port);
+    if (getaddrinfo(host, service, &hints, &res) != 0) {
+        return false;
+    }
+    memcpy(addr, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    return true;
+}
+
+struct http_server *http_server_start(const struct http_context *ctx, char *err, size_t err_size)
+{
+    const struct config *c = ctx->config;
+    struct sockaddr_storage addr = {0};
+    if (!parse_address(c->host, c->port, &addr)) {
+        snprintf(err, err_size, "host '%s' is not an address to listen on", c->host);
+        return NULL;
+    }
+    struct http_server *s = calloc(1, sizeof(*s));
+    if (!s) {
+        snprintf(err, err_size, "out of memory");
+        return NULL;
+    }
+    s->ctx = *ctx;
+    s->started = time(NULL);
+    for (size_t i = 0; i < ctx->routes->count; i++) {
+        if (strcmp(ctx->routes->items[i].prefix, "/") == 0) {
+            s->root_route = &ctx->routes->items[i];
+        }
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG | (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    s->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, handle_request, s,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->connection_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->per_ip_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->header_limit,
+        MHD_OPTION_URI_LOG_CALLBACK, on_request_start, s,
+        MHD_OPTION_NOTIFY_COMPLETED, on_request_done, s,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_message, s,
+        MHD_OPTION_END);
+    if (!s->daemon) {
+        snprintf(err, err_size, "cannot listen on %s port %u: %s", c->host, c->port,
+                 mhd_last_error[0] ? mhd_last_error : "libmicrohttpd refused to start");
+        size_t n = strlen(err);
+        while (n && (err[n - 1] == '\n' || err[n - 1] == '.')) {
+            err[--n] = '\0';
+        }
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+unsigned http_server_port(const struct http_server *s)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+void http_server_stop(struct http_server *s, unsigned grace_s)
+{
+    if (!s) {
+        return;
+    }
+    MHD_socket listener = MHD_quiesce_daemon(s->daemon);
+    if (listener != MHD_INVALID_SOCKET) {
+        close(listener);
+    }
+    if (s->ctx.hub) {
+        sse_hub_close(s->ctx.hub, 2000);
+    }
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    for (unsigned waited = 0; atomic_load(&s->in_flight) > 0 && waited < grace_s * 50; waited++) {
+        nanosleep(&tick, NULL);
+    }
+    MHD_stop_daemon(s->daemon);
+    free(s);
+}

@@ -1,0 +1,46 @@
+/* http: the libmicrohttpd daemon and the request handler.
+ *
+ * Maps each request to a route and a file (routes.c, resolve.c), picks the
+ * representation (identity by sendfile, gzip or a rewritten HTML document
+ * from cache.c), answers conditionals and ranges (precondition.c, range.c),
+ * and writes one access-log line when the request completes (log.c).
+ *
+ * The daemon runs a pool of epoll threads with suspend/resume (for the event
+ * streams of sse.c), so every handler runs on one of those threads: all state
+ * shared between requests is in the context, and each of its parts documents
+ * its own thread-safety. The context must outlive the server.
+ */
+#ifndef FOLIO_HTTP_H
+#define FOLIO_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cache;
+struct config;
+struct routes;
+struct sse_hub;
+
+struct http_context {
+    const struct config *config;
+    const struct routes *routes;
+    struct cache *cache;
+    struct sse_hub *hub;             /* NULL when live reload is off */
+    size_t (*files_watched)(void *); /* for /__folio/health; may be NULL */
+    void *watch;
+};
+
+struct http_server;
+
+/* Binds and starts serving. NULL on failure, with the reason in err. */
+struct http_server *http_server_start(const struct http_context *ctx, char *err, size_t err_size);
+
+/* The port actually bound (useful with port 0). */
+unsigned http_server_port(const struct http_server *s);
+
+/* Graceful stop: closes the listening socket, then waits up to grace_s
+ * seconds for requests in flight (ends event streams first), then stops the
+ * daemon and frees. Accepts NULL. */
+void http_server_stop(struct http_server *s, unsigned grace_s);
+
+#endif

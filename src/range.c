@@ -1,0 +1,91 @@
+#include "range.h"
+
+#include <stdbool.h>
+#include <string.h>
+#include <strings.h>
+
+/* A client asking for more ranges than this is not seeking audio. */
+#define RANGE_MAX_SPECS 16
+
+static const char *skip_space(const char *p)
+{
+    while (*p == ' ' || *p == '\t') {
+        p++;
+    }
+    return p;
+}
+
+/* Reads 1*DIGIT; false on none or on overflow. */
+static bool parse_number(const char **p, uint64_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    if (*s < '0' || *s > '9') {
+        return false;
+    }
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (UINT64_MAX - 9) / 10) {
+            return false;
+        }
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *p = s;
+    *out = v;
+    return true;
+}
+
+enum range_result range_parse(const char *header, uint64_t size, uint64_t *first, uint64_t *last)
+{
+    if (!header) {
+        return RANGE_NONE;
+    }
+    const char *p = skip_space(header);
+    if (strncasecmp(p, "bytes", 5) != 0) {
+        return RANGE_NONE;
+    }
+    p = skip_space(p + 5);
+    if (*p++ != '=') {
+        return RANGE_NONE;
+    }
+    unsigned specs = 0, satisfiable = 0;
+    for (;;) {
+        p = skip_space(p);
+        uint64_t a = 0, b = 0;
+        bool has_first = parse_number(&p, &a);
+        if (*p++ != '-') {
+            return RANGE_NONE;
+        }
+        bool has_last = parse_number(&p, &b);
+        if (!has_first && !has_last) {
+            return RANGE_NONE;
+        }
+        if (has_first && has_last && b < a) {
+            return RANGE_NONE; /* invalid spec: the whole header is ignored */
+        }
+        if (++specs > RANGE_MAX_SPECS) {
+            return RANGE_NONE;
+        }
+        if (!has_first) { /* suffix: the last b bytes */
+            if (b > 0 && size > 0) {
+                satisfiable++;
+                *first = b >= size ? 0 : size - b;
+                *last = size - 1;
+            }
+        } else if (a < size) {
+            satisfiable++;
+            *first = a;
+            *last = has_last && b < size ? b : size - 1;
+        }
+        p = skip_space(p);
+        if (*p == '\0') {
+            break;
+        }
+        if (*p++ != ',') {
+            return RANGE_NONE;
+        }
+    }
+    if (satisfiable == 0) {
+        return RANGE_UNSATISFIABLE;
+    }
+    return satisfiable == 1 ? RANGE_SATISFIABLE : RANGE_NONE;
+}

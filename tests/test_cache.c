@@ -1,0 +1,151 @@
+/* cache: hits, misses on a changed file, invalidation, the byte budget and
+ * reference counting that outlives eviction. */
+#include "cmocka_prelude.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "body.h"
+#include "cache.h"
+
+static const struct file_id v1 = {1, 42, 100, 1000}, v2 = {1, 42, 100, 2000};
+
+static struct body *text(const char *s)
+{
+    return body_from(s, strlen(s));
+}
+
+static void test_hit_and_identity(void **state)
+{
+    struct cache *c = cache_create(1 << 20);
+    struct body *b = text("compressed");
+    cache_put(c, "/w/a.css", "gzip", &v1, b);
+    body_unref(b);
+
+    struct body *hit = cache_get(c, "/w/a.css", "gzip", &v1);
+    assert_non_null(hit);
+    assert_memory_equal(hit->data, "compressed", 10);
+    body_unref(hit);
+    assert_null(cache_get(c, "/w/a.css", "mime", &v1)); /* another variant */
+    assert_null(cache_get(c, "/w/b.css", "gzip", &v1)); /* another file */
+    assert_null(cache_get(c, "/w/a.css", "gzip", &v2)); /* the file changed: a miss... */
+    assert_null(cache_get(c, "/w/a.css", "gzip", &v1)); /* ...which dropped the entry */
+    assert_int_equal(cache_bytes(c), 0);
+    cache_destroy(c);
+}
+
+static void test_invalidate_path_and_folder(void **state)
+{
+    struct cache *c = cache_create(1 << 20);
+    const char *paths[] = {"/w/a.html", "/w/sub/b.html", "/w/sub/c.html", "/w/subway.html"};
+    for (size_t i = 0; i < 4; i++) {
+        struct body *b = text("x");
+        cache_put(c, paths[i], "gzip", &v1, b);
+        cache_put(c, paths[i], "doc:0", &v1, b);
+        body_unref(b);
+    }
+    cache_invalidate(c, "/w/a.html");
+    assert_null(cache_get(c, "/w/a.html", "gzip", &v1));
+    assert_null(cache_get(c, "/w/a.html", "doc:0", &v1));
+    cache_invalidate(c, "/w/sub/"); /* a folder: everything below, not its look-alikes */
+    assert_null(cache_get(c, "/w/sub/b.html", "gzip", &v1));
+    assert_null(cache_get(c, "/w/sub/c.html", "doc:0", &v1));
+    struct body *kept = cache_get(c, "/w/subway.html", "gzip", &v1);
+    assert_non_null(kept);
+    body_unref(kept);
+    cache_clear(c);
+    assert_int_equal(cache_bytes(c), 0);
+    cache_destroy(c);
+}
+
+static void test_budget_evicts_least_recent(void **state)
+{
+    struct cache *c = cache_create(8000); /* bodies up to 1000 bytes are kept */
+    char name[32];
+    for (int i = 0; i < 10; i++) {
+        struct body *b = body_create(1000);
+        memset(b->data, 'a' + i, 1000);
+        snprintf(name, sizeof(name), "/f%d", i);
+        cache_put(c, name, "gzip", &v1, b);
+        body_unref(b);
+        if (i == 5) { /* touch f0 so f1 is the oldest */
+            body_unref(cache_get(c, "/f0", "gzip", &v1));
+        }
+    }
+    assert_true(cache_bytes(c) <= 8000);
+    struct body *f0 = cache_get(c, "/f0", "gzip", &v1);
+    assert_non_null(f0);
+    body_unref(f0);
+    assert_null(cache_get(c, "/f1", "gzip", &v1));
+    struct body *f9 = cache_get(c, "/f9", "gzip", &v1);
+    assert_non_null(f9);
+    body_unref(f9);
+
+    struct body *big = body_create(1001); /* over an eighth of the budget */
+    cache_put(c, "/big", "gzip", &v1, big);
+    assert_null(cache_get(c, "/big", "gzip", &v1));
+    body_unref(big);
+    cache_destroy(c);
+}
+
+static void test_reference_outlives_eviction(void **state)
+{
+    struct cache *c = cache_create(1 << 20);
+    struct body *b = text("still being sent");
+    cache_put(c, "/a", "gzip", &v1, b);
+    body_unref(b);
+    struct body *sending = cache_get(c, "/a", "gzip", &v1);
+    cache_invalidate(c, "/a");
+    cache_destroy(c);
+    assert_memory_equal(sending->data, "still being sent", 16); /* ASan would catch a free */
+    body_unref(sending);
+}
+
+static void test_replace_same_key(void **state)
+{
+    struct cache *c = cache_create(1 << 20);
+    struct body *a = text("old"), *b = text("newer");
+    cache_put(c, "/a", "gzip", &v1, a);
+    cache_put(c, "/a", "gzip", &v2, b);
+    body_unref(a);
+    body_unref(b);
+    assert_int_equal(cache_bytes(c), 5);
+    struct body *got = cache_get(c, "/a", "gzip", &v2);
+    assert_non_null(got);
+    assert_memory_equal(got->data, "newer", 5);
+    body_unref(got);
+    cache_destroy(c);
+}
+
+static void test_many_entries_grow_table(void **state)
+{
+    struct cache *c = cache_create(64 << 20);
+    char name[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof(name), "/f/%d.css", i);
+        struct body *b = text(name);
+        cache_put(c, name, "gzip", &v1, b);
+        body_unref(b);
+    }
+    for (int i = 0; i < 5000; i += 97) {
+        snprintf(name, sizeof(name), "/f/%d.css", i);
+        struct body *b = cache_get(c, name, "gzip", &v1);
+        assert_non_null(b);
+        assert_memory_equal(b->data, name, strlen(name));
+        body_unref(b);
+    }
+    cache_destroy(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hit_and_identity),
+        cmocka_unit_test(test_invalidate_path_and_folder),
+        cmocka_unit_test(test_budget_evicts_least_recent),
+        cmocka_unit_test(test_reference_outlives_eviction),
+        cmocka_unit_test(test_replace_same_key),
+        cmocka_unit_test(test_many_entries_grow_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,235 @@
+/* config: the four layers and their precedence, and a clear reason for every
+ * bad value (what the user sees on stderr comes from these strings). */
+#include "cmocka_prelude.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static void test_defaults(void **state)
+{
+    struct config c;
+    config_init(&c);
+    assert_string_equal(c.root, ".");
+    assert_string_equal(c.host, "127.0.0.1");
+    assert_int_equal(c.port, 8000);
+    assert_false(c.production);
+    assert_true(config_live_reload(&c));
+    c.production = true;
+    assert_false(config_live_reload(&c)); /* production turns it off unless asked */
+    c.live_reload = 1;
+    assert_true(config_live_reload(&c));
+    assert_int_equal(c.route_count, 3);
+    assert_string_equal(c.routes[0].prefix, "/");
+    assert_string_equal(c.routes[0].dir, "www");
+    config_finish(&c);
+}
+
+static const struct {
+    const char *key, *value;
+    const char *error; /* NULL: accepted; else a piece of the reason */
+} set_cases[] = {
+    {"port", "0", NULL},
+    {"port", "65535", NULL},
+    {"port", "65536", "not a number from 0 to 65535"},
+    {"port", "-1", "not a number"},
+    {"port", "80x", "not a number"},
+    {"port", "", "not a number"},
+    {"threads", "0", "from 1 to 256"},
+    {"live-reload", "off", NULL},
+    {"live_reload", "yes", NULL},
+    {"LIVE_RELOAD", "0", NULL},
+    {"live-reload", "maybe", "not a yes/no value"},
+    {"log-format", "json", NULL},
+    {"log-format", "xml", "not a log format"},
+    {"cache-size", "64M", NULL},
+    {"cache-size", "5G", "byte number"},
+    {"cache-size", "12Q", "byte number"},
+    {"header-limit", "1K", "from 4096"},
+    {"header-limit", "16K", NULL},
+    {"base-path", "/article/", NULL},
+    {"base-path", "article", "not a URL path"},
+    {"base-path", "/a/../b", "not a URL path"},
+    {"host", "", "needs a value"},
+    {"colour", "blue", "unknown setting 'colour'"},
+};
+
+static void test_set_table(void **state)
+{
+    for (size_t i = 0; i < sizeof(set_cases) / sizeof(set_cases[0]); i++) {
+        struct config c;
+        config_init(&c);
+        char err[256] = "";
+        bool ok = config_set(&c, set_cases[i].key, set_cases[i].value, err, sizeof(err));
+        if (set_cases[i].error) {
+            if (ok) {
+                fail_msg("%s=%s should fail", set_cases[i].key, set_cases[i].value);
+            }
+            if (!strstr(err, set_cases[i].error)) {
+                fail_msg("%s=%s: '%s' lacks '%s'", set_cases[i].key, set_cases[i].value, err,
+                         set_cases[i].error);
+            }
+        } else if (!ok) {
+            fail_msg("%s=%s should pass: %s", set_cases[i].key, set_cases[i].value, err);
+        }
+        config_finish(&c);
+    }
+}
+
+static void test_base_path_is_tidied(void **state)
+{
+    struct config c;
+    config_init(&c);
+    char err[256];
+    assert_true(config_set(&c, "base-path", "/article/", err, sizeof(err)));
+    assert_string_equal(c.base_path, "/article");
+    assert_true(config_set(&c, "base-path", "/", err, sizeof(err)));
+    assert_string_equal(c.base_path, "");
+    config_finish(&c);
+}
+
+static void test_ini(void **state)
+{
+    struct config c;
+    config_init(&c);
+    char err[256];
+    assert_true(config_apply_ini(&c,
+                                 "; comment\n[server]\nport = 9000\nlog-format = combined\n"
+                                 "production = true\n[routes]\n/data/ = datasets\n/assets = media\n"
+                                 "/fragments/ =\n",
+                                 err, sizeof(err)));
+    assert_int_equal(c.port, 9000);
+    assert_int_equal(c.log_format, LOG_FORMAT_COMBINED);
+    assert_true(c.production);
+    assert_int_equal(c.route_count, 3); /* fragments removed, data added, assets replaced */
+    bool saw_data = false, saw_assets = false;
+    for (size_t i = 0; i < c.route_count; i++) {
+        assert_string_not_equal(c.routes[i].prefix, "/fragments/");
+        if (strcmp(c.routes[i].prefix, "/data/") == 0) {
+            saw_data = !strcmp(c.routes[i].dir, "datasets");
+        }
+        if (strcmp(c.routes[i].prefix, "/assets/") == 0) {
+            saw_assets = !strcmp(c.routes[i].dir, "media");
+        }
+    }
+    assert_true(saw_data && saw_assets);
+    config_finish(&c);
+}
+
+static const struct {
+    const char *text, *error;
+} bad_ini[] = {
+    {"[server]\nport = 9000\nport = 70000\n", "line 3: port: '70000' is not a number"},
+    {"[server]\n\nnope\n", "line 3: not a [section] or key = value"},
+    {"[sever]\nport = 1\n", "line 2: unknown section [sever]"},
+    {"[server]\ncolour = blue\n", "line 2: colour: unknown setting 'colour'"},
+    {"[routes]\nassets/ = x\n", "line 2: route 'assets/' is not a URL path"},
+    {"[routes]\n/__folio/x = y\n", "line 2: route '/__folio/x' is inside /__folio/"},
+    {"[routes]\n/a/../b/ = y\n", "not a URL path"},
+};
+
+static void test_bad_ini(void **state)
+{
+    for (size_t i = 0; i < sizeof(bad_ini) / sizeof(bad_ini[0]); i++) {
+        struct config c;
+        config_init(&c);
+        char err[256] = "";
+        assert_false(config_apply_ini(&c, bad_ini[i].text, err, sizeof(err)));
+        if (!strstr(err, bad_ini[i].error)) {
+            fail_msg("case %zu: '%s' lacks '%s'", i, err, bad_ini[i].error);
+        }
+        config_finish(&c);
+    }
+}
+
+static enum config_result load(struct config *c, char **argv, char **envp)
+{
+    int argc = 0;
+    while (argv[argc]) {
+        argc++;
+    }
+    return config_load(c, argc, argv, envp);
+}
+
+static void test_layers(void **state)
+{
+    char dir[] = "/tmp/folio-config-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char file[128];
+    snprintf(file, sizeof(file), "%s/folio.conf", dir);
+    FILE *f = fopen(file, "w");
+    fputs("[server]\nport = 1111\nthreads = 3\nhost = 0.0.0.0\nquiet = yes\n", f);
+    fclose(f);
+
+    char *argv[] = {"folio", "--config", file, "--port", "3333", "--no-quiet", NULL};
+    char *envp[] = {"PORT=2222", "FOLIO_THREADS=5", "FOLIO_BIN=/not/a/setting", NULL};
+    struct config c;
+    assert_int_equal(load(&c, argv, envp), CONFIG_OK);
+    assert_int_equal(c.port, 3333);   /* flag > env */
+    assert_int_equal(c.threads, 5);   /* env > file */
+    assert_string_equal(c.host, "0.0.0.0"); /* file > default */
+    assert_false(c.quiet);            /* --no-x turns a yes/no off */
+    config_finish(&c);
+
+    char *argv2[] = {"folio", "--config", file, NULL};
+    char *envp2[] = {"PORT=2222", "FOLIO_PORT=4444", NULL};
+    assert_int_equal(load(&c, argv2, envp2), CONFIG_OK);
+    assert_int_equal(c.port, 4444); /* FOLIO_PORT over PORT */
+    config_finish(&c);
+
+    char *argv3[] = {"folio", "--no-live-reload", "--production", NULL};
+    assert_int_equal(load(&c, argv3, NULL), CONFIG_OK);
+    assert_false(config_live_reload(&c));
+    assert_true(c.production);
+    config_finish(&c);
+    unlink(file);
+    rmdir(dir);
+}
+
+static void test_load_failures(void **state)
+{
+    struct config c;
+    char *bad_flag[] = {"folio", "--port", "http", NULL};
+    char *unknown[] = {"folio", "--colour", NULL};
+    char *missing_value[] = {"folio", "--port", NULL};
+    char *stray[] = {"folio", "extra", NULL};
+    char *no_file[] = {"folio", "--config", "/nonexistent/folio.conf", NULL};
+    char *bad_env[] = {"FOLIO_LOG_FORMAT=yaml", NULL};
+    char *plain[] = {"folio", NULL};
+    char **cases[][2] = {{bad_flag, NULL}, {unknown, NULL}, {missing_value, NULL},
+                         {stray, NULL},    {no_file, NULL}, {plain, bad_env}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (load(&c, cases[i][0], cases[i][1]) != CONFIG_INVALID) {
+            fail_msg("case %zu should be invalid", i);
+        }
+        config_finish(&c);
+    }
+    char *help[] = {"folio", "--help", NULL};
+    FILE *saved = stdout;
+    stdout = fopen("/dev/null", "w");
+    assert_int_equal(load(&c, help, NULL), CONFIG_EXIT);
+    fclose(stdout);
+    stdout = saved;
+    config_finish(&c);
+}
+
+int main(void)
+{
+    /* config_load reads config/folio.conf from the working folder when present. */
+    if (chdir("/tmp") != 0) {
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_set_table),
+        cmocka_unit_test(test_base_path_is_tidied),
+        cmocka_unit_test(test_ini),
+        cmocka_unit_test(test_bad_ini),
+        cmocka_unit_test(test_layers),
+        cmocka_unit_test(test_load_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
