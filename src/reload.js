@@ -18,6 +18,7 @@
 
   /* A link matches when its path ends with the event's path, so a page
    * behind a proxy prefix (/playbook/style.css) matches /style.css. */
+  var bust = 0;
   function swapCss(path) {
     var links = document.querySelectorAll('link[rel~="stylesheet"][href]');
     var found = false;
@@ -25,25 +26,32 @@
       var old = links[i];
       var p = pathOf(old.href);
       if (p !== path && p.slice(-path.length) !== path) continue;
-      if (old.__folioReplaced) continue;
       found = true;
+      if (old.__folioReplaced) continue; /* already on its way out */
       old.__folioReplaced = true;
       var url = new URL(old.href);
-      url.searchParams.set('folio', String(Date.now()));
+      url.searchParams.set('folio', Date.now().toString(36) + (++bust).toString(36));
       var fresh = old.cloneNode(false);
       fresh.href = url.href;
-      var done = (function (o, n) {
-        return function () {
-          n.onload = n.onerror = null;
-          if (o.parentNode) o.parentNode.removeChild(o);
-        };
-      })(old, fresh);
+      fresh.__folioOld = old;
+      fresh.onload = fresh.onerror = retire(fresh);
       /* The old sheet stays until the new one has loaded: no flash of
        * unstyled content. */
-      fresh.onload = fresh.onerror = done;
       old.parentNode.insertBefore(fresh, old.nextSibling);
     }
     if (!found) location.reload();
+  }
+
+  /* Once @fresh has loaded, the sheets it replaces go: its predecessor and,
+   * when saves came quicker than loads, every one before that still there. */
+  function retire(fresh) {
+    return function () {
+      fresh.onload = fresh.onerror = null;
+      for (var o = fresh.__folioOld; o; o = o.__folioOld) {
+        if (o.parentNode) o.parentNode.removeChild(o);
+      }
+      fresh.__folioOld = null;
+    };
   }
 
   /* Scripts inserted with innerHTML do not run: replace each by a copy. */
@@ -60,9 +68,17 @@
     }
   }
 
+  /* The article's own loader, when it offers one, re-injects the fragment
+   * (it keeps its state attributes and its events); otherwise do as it does:
+   * fetch fragments/<name>.html relative to the page, inject, run scripts. */
   function swapFragment(name) {
     var el = document.getElementById('fragment-' + name);
     if (!el) { location.reload(); return; }
+    var api = window.folioFragments;
+    if (api && typeof api.reload === 'function') {
+      Promise.resolve(api.reload(name)).catch(function () { location.reload(); });
+      return;
+    }
     var url = new URL('fragments/' + name + '.html', document.baseURI);
     fetch(url.href, { cache: 'no-store' }).then(function (r) {
       if (!r.ok) throw new Error(String(r.status));
@@ -70,11 +86,13 @@
     }).then(function (html) {
       el.innerHTML = html;
       runScripts(el);
-      el.dispatchEvent(new CustomEvent('folio:fragment', { bubbles: true, detail: name }));
+      document.dispatchEvent(new CustomEvent('folio:fragment',
+        { detail: { name: name, state: 'loaded' } }));
     }).catch(function () { location.reload(); });
   }
 
   function connect() {
+    if (source) return;
     source = new EventSource(streamUrl);
     source.addEventListener('hello', function (e) {
       delay = 500;
@@ -94,6 +112,12 @@
     };
   }
 
-  window.addEventListener('pagehide', function () { if (source) source.close(); });
+  window.addEventListener('pagehide', function () {
+    if (source) { source.close(); source = null; }
+  });
+  /* Back from the back/forward cache: the stream was closed on the way out. */
+  window.addEventListener('pageshow', function (e) {
+    if (e.persisted && !source) connect();
+  });
   connect();
 })();
