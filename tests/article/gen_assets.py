@@ -61,7 +61,7 @@ def fig_memory_breakdown():
              ('fp32 master weights', 4, C['opt']), ('Adam first moment m', 4, '#88c77f'),
              ('Adam second moment v', 4, '#b5dcae')]
     W, H = 760, 300
-    x0, scale = 130, 560 / 1120  # px per GB, 70B*16 = 1120 GB
+    x0, scale = 150, 520 / 1120  # px per GB, 70B*16 = 1120 GB
     b = [txt(20, 28, 'Model states in mixed-precision training with Adam (16 bytes per parameter)', 't')]
     for i, (name, n) in enumerate(rows):
         y = 60 + i * 56
@@ -79,8 +79,9 @@ def fig_memory_breakdown():
     lx = 20
     for (pname, bytes_, col) in parts:
         b.append(rect(lx, 262, 14, 14, col))
-        b.append(txt(lx + 20, 274, f'{pname} ({bytes_} B)', 'xs'))
-        lx += 148
+        lab = f'{pname} ({bytes_} B)'
+        b.append(txt(lx + 18, 274, lab, 'xs'))
+        lx += 18 + len(lab) * 5.6 + 16
     return svg(W, H, '\n'.join(b), 'Model-state memory for 7B, 13B and 70B parameter models',
                'Stacked horizontal bars. Each parameter costs 2 bytes of bf16 weight, 2 bytes of bf16 gradient, '
                '4 bytes of fp32 master weight and 8 bytes of Adam moments: 112 GB for 7B, 208 GB for 13B and '
@@ -92,7 +93,7 @@ def fig_formats():
     fmts = [('fp32', 1, 8, 23, '±3.4e38, ~7 decimal digits'), ('bf16', 1, 8, 7, 'same range as fp32, ~3 digits'),
             ('fp16', 1, 5, 10, 'max 65 504, ~3.3 digits'), ('fp8 E4M3', 1, 4, 3, 'max 448'), ('fp8 E5M2', 1, 5, 2, 'max 57 344')]
     W, H = 760, 290
-    cell = 17
+    cell = 12
     b = [txt(20, 28, 'Floating-point formats used in training: sign, exponent, mantissa', 't')]
     for i, (name, s, e, m, note) in enumerate(fmts):
         y = 52 + i * 44
@@ -101,8 +102,8 @@ def fig_formats():
         for k in range(s + e + m):
             col = '#e45756' if k < s else ('#4c78a8' if k < s + e else '#54a24b')
             b.append(rect(x + k * cell, y, cell - 2, 24, col, ' rx="2"'))
-        b.append(txt(110 + 32 * cell + 10, y + 10, f'{s + e + m} bits: {e} exponent, {m} mantissa', 's'))
-        b.append(txt(110 + 32 * cell + 10, y + 25, note, 'xs mute'))
+        b.append(txt(110 + 32 * cell + 14, y + 10, f'{s + e + m} bits: {e} exponent, {m} mantissa', 's'))
+        b.append(txt(110 + 32 * cell + 14, y + 25, note, 'xs mute'))
     for j, (lab, col) in enumerate([('sign', '#e45756'), ('exponent (range)', '#4c78a8'), ('mantissa (precision)', '#54a24b')]):
         b.append(rect(110 + j * 170, 270, 12, 12, col))
         b.append(txt(128 + j * 170, 281, lab, 'xs'))
@@ -151,12 +152,12 @@ def fig_ring_allreduce():
 
 # Figure 4: ZeRO stages, per-GPU memory on 4 GPUs
 def fig_zero():
-    W, H = 760, 360
+    W, H = 760, 366
     N = 4
     stages = [('Plain data parallel', 1, 1, 1), ('ZeRO-1: shard optimizer states', 1, 1, N),
               ('ZeRO-2: + shard gradients', 1, N, N), ('ZeRO-3 / FSDP: + shard parameters', N, N, N)]
     b = [txt(20, 28, 'What each of 4 data-parallel GPUs stores (Ψ = number of parameters)', 't')]
-    unit = 26  # px per 1Ψ byte
+    unit = 33  # px per 1Ψ byte
     for i, (name, dp, dg, do) in enumerate(stages):
         y = 56 + i * 68
         b.append(txt(20, y + 12, name, 'b s'))
@@ -165,14 +166,15 @@ def fig_zero():
         for (v, col, lab) in segs:
             w = v * unit
             b.append(rect(x, y + 20, w, 28, col, ' rx="2"'))
-            if w > 60:
+            if w > 50:
                 b.append(txt(x + w / 2, y + 39, lab, 'xs', 'middle', ' style="fill:#fff"'))
             x += w + 2
         tot = 2 / dp + 2 / dg + 12 / do
         b.append(txt(x + 10, y + 39, f'{tot:g}Ψ bytes per GPU', 's'))
         if i:
             b.append(txt(740, y + 39, f'{16 / tot:.1f}× smaller', 's mute', 'end'))
-    b.append(txt(20, 340, 'With N GPUs the ZeRO-3 share is 16Ψ/N: a 70B model needs 1120 GB in total, 17.5 GB per GPU on 64 GPUs (plus activations).', 's'))
+    b.append(txt(20, 334, 'With N GPUs the ZeRO-3 share is 16Ψ/N: a 70B model needs 1120 GB of model states in total,', 's'))
+    b.append(txt(20, 352, 'which is 17.5 GB per GPU on 64 GPUs, before any activations.', 's'))
     return svg(W, H, '\n'.join(b), 'Per-GPU memory under plain data parallelism and ZeRO stages 1 to 3',
                'Four stacked bars for 4 GPUs: plain data parallel keeps 16 bytes per parameter on every GPU; '
                'ZeRO-1 shards the 12 bytes of optimizer state, leaving 7 bytes; ZeRO-2 also shards gradients, '
@@ -230,7 +232,7 @@ def fig_sp():
               ('reduce-scatter', 'comm', C['comm']), ('Dropout + add + LayerNorm', 'seq-split', '#72b7b2'),
               ('all-gather', 'comm', C['comm']), ('MLP', 'hidden-split', '#f58518'), ('reduce-scatter', 'comm', C['comm'])]
     x = 20
-    widths = [80, 72, 90, 86, 120, 72, 70, 86]
+    widths = [78, 74, 84, 100, 110, 74, 64, 100]
     for (name, kind, col), w in zip(blocks, widths):
         h = 46 if kind != 'comm' else 30
         y = 80 if kind != 'comm' else 88
@@ -282,9 +284,9 @@ def fig_ring_attention():
 
 # Figure 8 (wide): pipeline schedules
 def fig_pipeline(p=4, m=8):
-    W = 1400
+    W = 1340
     H = 430
-    u = 17  # px per time unit (forward = 1, backward = 2)
+    u = 34  # px per time unit (forward = 1, backward = 2)
     b = [txt(20, 30, f'Pipeline schedules with p = {p} stages and m = {m} micro-batches (forward = 1 unit, backward = 2 units)', 't')]
 
     def lane(y0, label, events, total):
@@ -378,7 +380,7 @@ def simulate_1f1b(p, m, f=1, bw=2):
 def fig_moe():
     W, H = 760, 320
     cols = ['#4c78a8', '#f58518', '#54a24b', '#e45756']
-    b = [txt(20, 28, 'Expert parallelism: 8 experts on 4 GPUs, top-2 routing, two all-to-alls per MoE layer', 't')]
+    b = [txt(20, 28, 'Expert parallelism: 8 experts on 4 GPUs with top-2 routing', 't')]
     rnd = random.Random(7)
     for g in range(4):
         x = 30 + g * 185
@@ -426,15 +428,15 @@ def fig_roofline():
     pts = [(0.1, 0.1 * bw), (ridge, peak), (1e4, peak)]
     d = ' '.join(f'{"M" if i == 0 else "L"}{lx(a):.1f} {ly(max(v, 1)):.1f}' for i, (a, v) in enumerate(pts))
     b.append(f'<path d="M{lx(1 / bw):.1f} {ly(1):.1f} L{lx(ridge):.1f} {ly(peak):.1f} L{lx(1e4):.1f} {ly(peak):.1f}" stroke="#e45756" stroke-width="3" fill="none"/>')
-    b.append(txt(lx(ridge) + 6, ly(peak) + 18, f'ridge ≈ {ridge:.0f} FLOP/B', 's b'))
-    kernels = [('elementwise add (bf16)', 1 / 6), ('LayerNorm / softmax', 1.5), ('attention, naive', 8),
-               ('FlashAttention fwd', 170), ('GEMM 8192³', 2730), ('GEMM 4096×4096×128', 120)]
-    for (name, ai) in kernels:
+    b.append(txt(lx(ridge) - 8, ly(peak) - 8, f'ridge ≈ {ridge:.0f} FLOP/B', 's b', 'end'))
+    kernels = [('elementwise add (bf16)', 1 / 6, 9, -8, 'start'), ('LayerNorm / softmax', 1.5, 9, -8, 'start'),
+               ('attention, naive', 8, 9, -8, 'start'), ('FlashAttention fwd', 170, 9, 18, 'start'),
+               ('GEMM 8192³', 2730, 0, 22, 'middle'), ('GEMM 4096×4096×128', 120, -9, -10, 'end')]
+    for (name, ai, dx, dy, anchor) in kernels:
         att = min(peak, ai * bw)
         x, y = lx(ai), ly(max(att * 0.8, 1))
         b.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="#4c78a8"/>')
-        anchor = 'start' if ai < 1000 else 'end'
-        b.append(txt(x + (9 if anchor == 'start' else -9), y + 16 if ai > 100 else y - 8, name, 'xs', anchor))
+        b.append(txt(x + dx, y + dy, name, 'xs', anchor))
     return svg(W, H, '\n'.join(b), 'Roofline model of an H100 GPU with typical training kernels',
                'Log-log plot of achievable TFLOP/s against arithmetic intensity. A memory-bound slope of 3.35 TB/s '
                'meets the compute roof of 989 TFLOP/s at about 295 FLOP per byte. Element-wise operations, '
@@ -445,7 +447,7 @@ def fig_roofline():
 # Figure 11: FlashAttention tiling
 def fig_flash():
     W, H = 760, 330
-    b = [txt(20, 28, 'FlashAttention: stream K,V tiles through on-chip SRAM, never write the N×N score matrix', 't')]
+    b = [txt(20, 28, 'FlashAttention: stream K,V tiles through SRAM, never store N×N scores', 't')]
     # Q, K^T, V blocks
     b.append(txt(40, 60, 'Q (N × d)', 's b'))
     for i in range(6):
@@ -467,7 +469,8 @@ def fig_flash():
              '   ℓ = e^(m−m′) ℓ + rowsum P', '   O = e^(m−m′) O + P Vⱼ ;  m = m′', 'write Oᵢ / ℓ and log-sum-exp to HBM']
     for k, l in enumerate(lines):
         b.append(txt(405, 118 + k * 17, l, 'xs m'))
-    b.append(txt(20, 310, 'HBM traffic drops from Θ(N·d + N²) to Θ(N²·d²/M) for SRAM size M; the backward pass recomputes S from Q, K and the saved statistics.', 's'))
+    b.append(txt(20, 300, 'HBM traffic drops from Θ(N·d + N²) to Θ(N²·d²/M) for SRAM size M.', 's'))
+    b.append(txt(20, 318, 'The backward pass recomputes S from Q, K and the saved per-row statistics.', 's'))
     return svg(W, H, '\n'.join(b), 'Tiling scheme of FlashAttention',
                'A query tile and a key tile are loaded into on-chip memory, their score tile is computed and '
                'consumed immediately with an online softmax that keeps a running maximum and sum, and only the '
@@ -625,7 +628,8 @@ def scatter_svg(rows, W, H, title, desc, tooltips, fragment=False, rmax=None):
         if tooltips:
             tip = (f"N={r['N']} dp={r['dp']} tp={r['tp']} pp={r['pp']} cp={r['cp']} mb={r['mb']} "
                    f"ZeRO-{r['zero']} recompute={r['recompute']}: {r['mem_gb']} GB, MFU {r['mfu'] * 100:.1f}%")
-            pts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="2.6" fill="{TP_COL[r["tp"]]}" fill-opacity="{op}"><title>{tip}</title></circle>')
+            fit = ' fit' if r['fits'] else ''
+            pts.append(f'<circle class="n{r["N"]}{fit}" cx="{cx:.1f}" cy="{cy:.1f}" r="2.6" fill="{TP_COL[r["tp"]]}" fill-opacity="{op}"><title>{tip}</title></circle>')
         else:
             pts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="1.8" fill="{TP_COL[r["tp"]]}" fill-opacity="{op}"/>')
     b.append('<g>' + '\n'.join(pts) + '</g>')
@@ -640,6 +644,34 @@ def scatter_svg(rows, W, H, title, desc, tooltips, fragment=False, rmax=None):
         return (f'<svg class="sweep-chart" viewBox="0 0 {W} {H}" role="img" aria-labelledby="sweep-title sweep-desc">'
                 f'<title id="sweep-title">{esc(title)}</title><desc id="sweep-desc">{esc(desc)}</desc>\n{body}\n</svg>')
     return svg(W, H, body, title, desc)
+
+
+SWEEP_SCRIPT = r'''<script>
+(function () {
+  'use strict';
+  var host = document.getElementById('fragment-config-sweep');
+  if (!host) return;
+  var root = host.querySelector('.sweep');
+  if (!root || root.getAttribute('data-bound') === '1') return;
+  root.setAttribute('data-bound', '1');
+  var dots = root.querySelectorAll('.sweep-chart circle[class]');
+  var gpus = root.querySelector('#sweep-gpus'), fit = root.querySelector('#sweep-fit');
+  function apply() {
+    var shown = 0;
+    for (var i = 0; i < dots.length; i++) {
+      var c = dots[i].classList;
+      var on = (gpus.value === 'all' || c.contains(gpus.value)) && (!fit.checked || c.contains('fit'));
+      dots[i].style.display = on ? '' : 'none';
+      if (on) shown++;
+    }
+    root.querySelector('.sweep-count').textContent = shown.toLocaleString('en') + ' of ' + dots.length.toLocaleString('en') + ' configurations shown.';
+  }
+  gpus.addEventListener('change', apply);
+  fit.addEventListener('change', apply);
+  apply();
+})();
+</script>
+'''
 
 
 def fragment_sweep(rows):
@@ -660,6 +692,12 @@ def fragment_sweep(rows):
 <code>tests/article/gen_assets.py</code>. {len(fit):,} of them fit in 80 GB. Hover a dot to read its configuration.
 The model is a sketch made for this article, not a benchmark: it knows about FLOPs, the pipeline bubble, the size of each
 collective and two link speeds, and nothing about kernels, congestion or stragglers.</p>
+<div class="widget-controls sweep-controls">
+<div><label for="sweep-gpus">Cluster size</label>
+<select id="sweep-gpus"><option value="all" selected>128 and 512 GPUs</option><option value="n128">128 GPUs</option><option value="n512">512 GPUs</option></select></div>
+<div><span class="control-label">Filter</span><label class="check"><input id="sweep-fit" type="checkbox"> only configurations that fit</label></div>
+<p class="sweep-count" aria-live="polite"></p>
+</div>
 <figure class="sweep-figure">
 {chart}
 <figcaption class="figure-legend">Model FLOPs utilisation against memory per GPU. The best configurations sit just left of the
@@ -673,7 +711,7 @@ memory line: they spend the memory they have on larger micro-batches and fewer p
 </tbody>
 </table>
 </div>
-'''
+{SWEEP_SCRIPT}'''
 
 
 # ---------------------------------------------------------------------------------------------
