@@ -1,0 +1,532 @@
+"""Live reload over real sockets: the /__folio/events stream (headers, one event
+per save for every way editors save, nothing for scratch files), the cache never
+serving stale bytes after an event, shutdown ending open streams, the switches
+that turn it all off, and many open streams not starving normal requests.
+Standard library only. Every wait is bounded."""
+import gzip
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from folio import Server  # noqa: E402  (the shared helper: real binary, free port)
+
+EVENT_WAIT = 3.0   # a save must reach the stream within this
+QUIET = 0.6        # and nothing more may follow within this (debounce 30 ms, cap 240 ms)
+SNIPPET = b'<script src="__folio/reload.js" defer></script>'
+
+
+def write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def css_body(tag, size=4000):
+    """A stylesheet of a fixed size (so in-place saves keep the size: only the
+    mtime, maybe not even that within one clock tick, tells versions apart)."""
+    head = "/* version %s */\n" % tag
+    line = "p { color: #333; margin: 0 0 1em; }\n"
+    body = head + line * ((size - len(head)) // len(line))
+    return (body + " " * (size - len(body) - 1) + "\n").encode()
+
+
+def make_root(base):
+    root = os.path.join(base, "article")
+    w = lambda rel, data: write(os.path.join(root, rel), data)
+    w("www/index.html", "<!doctype html><html><head><meta charset=utf-8><title>t</title>"
+      "<link rel=stylesheet href=style.css></head><body>"
+      + "<p>Words about pipelines.</p>\n" * 200
+      + '<div id="fragment-note"></div></body></html>\n')
+    w("www/page.html", "<!doctype html><title>page</title><p>colour</p>\n")
+    w("www/style.css", css_body("0"))
+    w("www/gone.txt", "to be deleted\n")
+    w("fragments/note.html", "<p>note v0</p>\n" * 100)
+    w("assets/data.json", '{"v": 0}\n')
+    return root
+
+
+class EventStream:
+    """GET /__folio/events on a raw socket: headers, de-chunked body, events."""
+
+    def __init__(self, port, extra_headers=b"", timeout=5.0):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.sock.sendall(b"GET /__folio/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          b"Accept: text/event-stream\r\n" + extra_headers + b"\r\n")
+        self.raw = b""
+        self.body = b""
+        self.ended = False   # saw the last chunk
+        self.eof = False     # the peer closed
+        self.in_body = False
+        deadline = time.time() + timeout
+        while b"\r\n\r\n" not in self.raw:
+            if not self._recv(deadline):
+                raise AssertionError("no response headers: %r" % self.raw)
+        head, self.raw = self.raw.split(b"\r\n\r\n", 1)
+        self.in_body = True
+        lines = head.decode("latin-1").split("\r\n")
+        self.status_line = lines[0]
+        self.status = int(lines[0].split()[1])
+        self.headers = {}
+        for line in lines[1:]:
+            k, v = line.split(":", 1)
+            self.headers.setdefault(k.strip().lower(), []).append(v.strip())
+        self._dechunk()
+
+    def header(self, name):
+        v = self.headers.get(name.lower())
+        return v[0] if v and len(v) == 1 else v
+
+    def _recv(self, deadline):
+        left = deadline - time.time()
+        if left <= 0 or self.eof:
+            return False
+        self.sock.settimeout(left)
+        try:
+            b = self.sock.recv(65536)
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            b = b""
+        if not b:
+            self.eof = True
+            return False
+        self.raw += b
+        self._dechunk()
+        return True
+
+    def _dechunk(self):
+        while self.in_body and not self.ended:
+            i = self.raw.find(b"\r\n")
+            if i < 0:
+                return
+            size = int(self.raw[:i].split(b";")[0], 16)
+            if size == 0:
+                if self.raw[i + 2:i + 4] == b"\r\n":
+                    self.ended = True
+                    self.raw = self.raw[i + 4:]
+                return
+            if len(self.raw) < i + 2 + size + 2:
+                return
+            self.body += self.raw[i + 2:i + 2 + size]
+            assert self.raw[i + 2 + size:i + 4 + size] == b"\r\n", "bad chunk framing"
+            self.raw = self.raw[i + 4 + size:]
+
+    def _pop(self):
+        """The next complete event as (type, data, fields) or None; skips comments."""
+        while b"\n\n" in self.body:
+            block, self.body = self.body.split(b"\n\n", 1)
+            typ, data, fields = "message", [], {}
+            for line in block.decode().split("\n"):
+                if line.startswith(":"):
+                    continue
+                k, _, v = line.partition(":")
+                v = v[1:] if v.startswith(" ") else v
+                fields[k] = v
+                if k == "event":
+                    typ = v
+                elif k == "data":
+                    data.append(v)
+            if data:
+                return typ, "\n".join(data), fields
+        return None
+
+    def next_event(self, timeout=EVENT_WAIT):
+        deadline = time.time() + timeout
+        while True:
+            ev = self._pop()
+            if ev is not None:
+                return ev
+            if not self._recv(deadline):
+                return None
+
+    def events_within(self, seconds):
+        out = []
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            ev = self.next_event(max(0.0, deadline - time.time()))
+            if ev is None:
+                break
+            out.append(ev[:2])
+        return out
+
+    def wait_closed(self, timeout):
+        deadline = time.time() + timeout
+        while not self.eof and self._recv(deadline):
+            pass
+        return self.eof
+
+    def close(self):
+        self.sock.close()
+
+
+def stream_count(server):
+    import json
+    return json.loads(server.get("/__folio/health").body)["event_streams"]
+
+
+def wait_streams(server, n, timeout=5.0, at_least=True):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        c = stream_count(server)
+        if (c >= n) if at_least else (c == n):
+            return c
+        time.sleep(0.02)
+    return stream_count(server)
+
+
+class LiveReloadTestCase(unittest.TestCase):
+    server_args = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="folio-lr-")
+        cls.root = make_root(cls.tmp)
+        cls.server = Server(cls.root, *cls.server_args).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.server.__exit__(None, None, None)
+        finally:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def path(self, rel):
+        return os.path.join(self.root, rel)
+
+    def read(self, rel):
+        with open(self.path(rel), "rb") as f:
+            return f.read()
+
+
+class StreamTest(LiveReloadTestCase):
+    def setUp(self):
+        self.stream = EventStream(self.server.port, b"Accept-Encoding: gzip, deflate, br\r\n")
+        hello = self.stream.next_event()
+        self.assertIsNotNone(hello, "no hello event")
+        self.hello = hello
+        self.assertEqual(self.stream.events_within(0.1), [])
+
+    def tearDown(self):
+        self.stream.close()
+
+    def exactly_one(self, expected_type, expected_data=None):
+        ev = self.stream.next_event()
+        self.assertIsNotNone(ev, "no event within %ss" % EVENT_WAIT)
+        self.assertEqual(ev[0], expected_type, ev)
+        if expected_data is not None:
+            self.assertEqual(ev[1], expected_data)
+        extra = self.stream.events_within(QUIET)
+        self.assertEqual(extra, [], "one save sent more than one event")
+        return ev
+
+    # --- the stream itself ---------------------------------------------------------------------
+
+    def test_headers(self):
+        s = self.stream
+        self.assertEqual(s.status, 200)
+        self.assertTrue(s.status_line.startswith("HTTP/1.1 200"), s.status_line)
+        self.assertEqual(s.header("content-type"), "text/event-stream")
+        self.assertEqual(s.header("cache-control"), "no-cache, no-transform")
+        self.assertEqual(s.header("x-accel-buffering"), "no")
+        self.assertIsNone(s.header("content-encoding"), "the stream must never be compressed")
+        self.assertIsNone(s.header("content-length"))
+        self.assertEqual(s.header("transfer-encoding"), "chunked")
+
+    def test_hello_has_retry_and_instance(self):
+        typ, data, fields = self.hello
+        self.assertEqual(typ, "hello")
+        self.assertRegex(data, r"^[0-9a-f]{16,}$")
+        self.assertTrue(fields.get("retry", "").isdigit(), fields)
+        # The same server says the same instance to every client.
+        other = EventStream(self.server.port)
+        try:
+            self.assertEqual(other.next_event()[1], data)
+        finally:
+            other.close()
+
+    # --- one save, one event -------------------------------------------------------------------
+
+    def test_plain_write(self):
+        write(self.path("www/style.css"), css_body("plain"))
+        self.exactly_one("css", "/style.css")
+
+    def test_atomic_rename_save(self):
+        tmp = self.path("www/style.css.tmp.8123")
+        write(tmp, css_body("rename"))
+        os.rename(tmp, self.path("www/style.css"))
+        self.exactly_one("css", "/style.css")
+
+    def test_vim_style_save(self):
+        # vim with backupcopy=no: probe 4913, move the original to a backup, write anew,
+        # drop the backup.
+        d = self.path("www")
+        write(os.path.join(d, "4913"), b"")
+        os.unlink(os.path.join(d, "4913"))
+        os.rename(os.path.join(d, "style.css"), os.path.join(d, "style.css~"))
+        write(os.path.join(d, "style.css"), css_body("vim"))
+        os.unlink(os.path.join(d, "style.css~"))
+        self.exactly_one("css", "/style.css")
+
+    def test_sed_in_place(self):
+        subprocess.run(["sed", "-i", "s/colou*r/color/", self.path("www/page.html")], check=True)
+        self.exactly_one("reload", "/page.html")
+
+    def test_new_subfolder_with_a_file(self):
+        os.makedirs(self.path("www/chapter"))
+        write(self.path("www/chapter/one.html"), "<p>one</p>\n")
+        self.exactly_one("reload")
+        # The new folder is watched from now on.
+        write(self.path("www/chapter/extra.css"), "p{}\n")
+        self.exactly_one("css", "/chapter/extra.css")
+
+    def test_tree_moved_in_is_watched_and_reported(self):
+        # Files already inside a folder that appears at once (mv, unpacking) are not missed.
+        outside = os.path.join(self.tmp, "outside")
+        write(os.path.join(outside, "d2", "deep.css"), "p{}\n")
+        os.rename(outside, self.path("www/d1"))
+        self.exactly_one("reload")
+        write(self.path("www/d1/d2/deep.css"), "p{color:red}\n")
+        self.exactly_one("css", "/d1/d2/deep.css")
+
+    def test_delete(self):
+        os.unlink(self.path("www/gone.txt"))
+        self.exactly_one("reload", "/gone.txt")
+
+    def test_fragment(self):
+        write(self.path("fragments/note.html"), "<p>note v1</p>\n" * 100)
+        self.exactly_one("fragment", "note")
+
+    def test_asset(self):
+        write(self.path("assets/data.json"), '{"v": 1}\n')
+        self.exactly_one("reload", "/assets/data.json")
+
+    def test_touch(self):
+        os.utime(self.path("www/page.html"))
+        self.exactly_one("reload", "/page.html")
+
+    def test_scratch_files_send_nothing(self):
+        names = [".style.css.swp", ".style.css.swx", "style.css~", "4913", ".#style.css",
+                 "#style.css#", "style.css___jb_tmp___"]
+        for d in ("www", "fragments", "assets"):
+            for n in names:
+                write(self.path(os.path.join(d, n)), b"scratch")
+        for d in ("www", "fragments", "assets"):
+            for n in names:
+                os.unlink(self.path(os.path.join(d, n)))
+        self.assertEqual(self.stream.events_within(QUIET * 1.5), [])
+        # Still listening: the next real save is the next event.
+        write(self.path("www/style.css"), css_body("after-scratch"))
+        self.exactly_one("css", "/style.css")
+
+    # --- the cache follows the events ----------------------------------------------------------
+
+    def fetch_both(self, path, **headers):
+        plain = self.server.get(path, **headers)
+        gz = self.server.get(path, Accept_Encoding="gzip", **headers)
+        self.assertEqual(plain.status, 200)
+        self.assertEqual(gz.status, 200)
+        self.assertIsNone(plain.getheader("Content-Encoding"))
+        self.assertEqual(gz.getheader("Content-Encoding"), "gzip", path)
+        return plain.body, gzip.decompress(gz.body)
+
+    def test_no_stale_bytes_after_an_event(self):
+        # Same size, same inode, same mtime every time (a coarse clock, a tool that keeps
+        # mtimes): nothing in the file's identity changes, only the event can tell the cache.
+        fixed = {rel: os.stat(self.path(rel)).st_mtime_ns
+                 for rel in ("www/style.css", "fragments/note.html", "www/index.html")}
+        for i in range(15):
+            self.fetch_both("/style.css")                      # warm both variants
+            self.fetch_both("/fragments/note.html")
+            self.fetch_both("/", Sec_Fetch_Dest="document")
+            tag = "%04d" % i
+            write(self.path("www/style.css"), css_body(tag))
+            write(self.path("fragments/note.html"), ("<p>note %s</p>\n" % tag) * 100)
+            page = self.read("www/index.html").replace(b"<title>t", ("<title>%s" % tag[-1]).encode(), 1)
+            write(self.path("www/index.html"), page)
+            for rel, ns in fixed.items():
+                os.utime(self.path(rel), ns=(ns, ns))
+            ev = self.stream.next_event()
+            self.assertIsNotNone(ev, "no event for round %d" % i)
+            # Fetch at once, as a browser does on the event.
+            for body in self.fetch_both("/style.css"):
+                self.assertEqual(body, self.read("www/style.css"), "stale css in round %d" % i)
+            for body in self.fetch_both("/fragments/note.html"):
+                self.assertEqual(body, self.read("fragments/note.html"), "stale fragment in round %d" % i)
+            for body in self.fetch_both("/", Sec_Fetch_Dest="document"):
+                self.assertIn(SNIPPET, body)
+                self.assertEqual(body.replace(SNIPPET, b"", 1), self.read("www/index.html"),
+                                 "stale page in round %d" % i)
+            self.stream.events_within(QUIET)  # the rest of this round's batch, if split
+
+
+class ManyStreamsTest(LiveReloadTestCase):
+    N = 120
+
+    def test_many_streams_do_not_starve_requests(self):
+        streams = []
+        try:
+            for _ in range(self.N):
+                s = EventStream(self.server.port)
+                self.assertEqual(s.status, 200)
+                streams.append(s)
+            for s in streams:
+                self.assertEqual(s.next_event()[0], "hello")
+            self.assertGreaterEqual(wait_streams(self.server, self.N), self.N)
+
+            # Idle streams do not busy-wait: the process sleeps.
+            cpu0 = cpu_seconds(self.server.proc.pid)
+            time.sleep(1.0)
+            cpu = cpu_seconds(self.server.proc.pid) - cpu0
+            self.assertLess(cpu, 0.25, "%.2f s of CPU in 1 s with idle streams" % cpu)
+
+            # Normal requests are answered promptly, one at a time and in parallel.
+            worst = 0.0
+            for _ in range(50):
+                t = time.time()
+                r = self.server.get("/style.css")
+                worst = max(worst, time.time() - t)
+                self.assertEqual(r.status, 200)
+            self.assertLess(worst, 2.0, "a request took %.2f s with %d streams open" % (worst, self.N))
+            errors, times = [], []
+
+            def client():
+                for _ in range(10):
+                    t = time.time()
+                    try:
+                        r = self.server.get("/index.html")
+                        if r.status != 200:
+                            errors.append(r.status)
+                    except Exception as e:  # noqa: BLE001
+                        errors.append(repr(e))
+                    times.append(time.time() - t)
+            threads = [threading.Thread(target=client) for _ in range(20)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+            self.assertEqual(errors, [])
+            self.assertEqual(len(times), 200)
+            self.assertLess(max(times), 2.0, "slowest parallel request %.2f s" % max(times))
+
+            # One save reaches every stream.
+            write(self.path("www/style.css"), css_body("many"))
+            for i, s in enumerate(streams):
+                ev = s.next_event()
+                self.assertEqual(ev and ev[:2], ("css", "/style.css"), "stream %d" % i)
+        finally:
+            for s in streams:
+                s.close()
+        # Closed tabs are let go at the latest by the next writes (suspended connections do
+        # not notice a closed peer; the first write after it may still succeed).
+        for i in range(3):
+            if wait_streams(self.server, 0, timeout=0.5, at_least=False) == 0:
+                break
+            write(self.path("www/style.css"), css_body("gc%d" % i))
+        self.assertEqual(wait_streams(self.server, 0, timeout=3, at_least=False), 0,
+                         "closed streams are never released")
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class IdleTimeoutTest(LiveReloadTestCase):
+    server_args = ("--timeout", "1")
+
+    def test_quiet_stream_outlives_the_idle_timeout(self):
+        s = EventStream(self.server.port)
+        try:
+            self.assertEqual(s.next_event()[0], "hello")
+            self.assertEqual(s.events_within(2.5), [])
+            self.assertFalse(s.eof, "the idle timeout cut a quiet event stream")
+            write(self.path("www/style.css"), css_body("late"))
+            self.assertEqual(s.next_event()[:2], ("css", "/style.css"))
+        finally:
+            s.close()
+
+
+class ShutdownTest(unittest.TestCase):
+    def test_sigterm_ends_streams_and_exits_promptly(self):
+        tmp = tempfile.mkdtemp(prefix="folio-lr-")
+        try:
+            root = make_root(tmp)
+            server = Server(root).__enter__()
+            streams = [EventStream(server.port) for _ in range(5)]
+            for s in streams:
+                self.assertEqual(s.next_event()[0], "hello")
+            t = time.time()
+            server.proc.send_signal(signal.SIGTERM)
+            for i, s in enumerate(streams):
+                self.assertTrue(s.wait_closed(5), "stream %d still open 5 s after SIGTERM" % i)
+                self.assertTrue(s.ended, "stream %d closed without the last chunk" % i)
+                s.close()
+            code = server.stop(timeout=5)
+            took = time.time() - t
+            self.assertEqual(code, 0)
+            self.assertLess(took, 4.0, "SIGTERM with open streams took %.2f s" % took)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class OffTest(unittest.TestCase):
+    def check_off(self, *args):
+        tmp = tempfile.mkdtemp(prefix="folio-lr-")
+        try:
+            root = make_root(tmp)
+            with Server(root, *args) as server:
+                self.assertEqual(server.get("/__folio/events", Accept="text/event-stream").status, 404)
+                self.assertEqual(server.get("/__folio/reload.js").status, 404)
+                for headers in ({"Sec_Fetch_Dest": "document"}, {}):
+                    r = server.get("/", **headers)
+                    self.assertEqual(r.status, 200)
+                    self.assertNotIn(b"__folio", r.body)
+                    self.assertEqual(r.body, open(os.path.join(root, "www/index.html"), "rb").read())
+                r = server.get("/fragments/note.html", Sec_Fetch_Dest="document")
+                self.assertNotIn(b"__folio", r.body)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_no_live_reload(self):
+        self.check_off("--no-live-reload")
+
+    def test_production(self):
+        self.check_off("--production")
+
+    def test_on_by_default_only_in_pages(self):
+        tmp = tempfile.mkdtemp(prefix="folio-lr-")
+        try:
+            root = make_root(tmp)
+            with Server(root) as server:
+                self.assertIn(SNIPPET, server.get("/", Sec_Fetch_Dest="document").body)
+                self.assertIn(SNIPPET, server.get("/", Sec_Fetch_Dest="iframe").body)
+                self.assertNotIn(b"__folio", server.get("/", Sec_Fetch_Dest="empty").body)
+                # Fragments: never, whatever the browser says.
+                self.assertNotIn(b"__folio", server.get("/fragments/note.html").body)
+                self.assertNotIn(b"__folio", server.get("/fragments/note.html", Sec_Fetch_Dest="empty").body)
+                js = server.get("/__folio/reload.js")
+                self.assertEqual(js.status, 200)
+                self.assertTrue(js.getheader("Content-Type").startswith("text/javascript"))
+                self.assertIn(b"EventSource", js.body)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    module = sys.modules["__main__"]
+    loader = unittest.defaultTestLoader
+    # Optional names (StreamTest, StreamTest.test_delete) run just those.
+    suite = loader.loadTestsFromNames(sys.argv[1:], module) if sys.argv[1:] else loader.loadTestsFromModule(module)
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    failed = len(result.failures) + len(result.errors)
+    print("%d passed, %d failed" % (result.testsRun - failed, failed))
+    sys.exit(0 if result.wasSuccessful() else 1)
