@@ -700,8 +700,9 @@ collective and two link speeds, and nothing about kernels, congestion or straggl
 </div>
 <figure class="sweep-figure">
 {chart}
-<figcaption class="figure-legend">Model FLOPs utilisation against memory per GPU. The best configurations sit just left of the
-memory line: they spend the memory they have on larger micro-batches and fewer pipeline stages rather than leaving it idle.</figcaption>
+<figcaption class="figure-legend">Model FLOPs utilisation against memory per GPU, coloured by tensor-parallel degree. Utilisation
+tends to rise with memory: layouts that use little of it pay in recomputation, communication or a larger pipeline bubble. The best
+layouts that fit use most of the card, and several that would do better still do not fit at all.</figcaption>
 </figure>
 <table class="data-table">
 <caption>The twelve best configurations that fit, according to the toy model</caption>
