@@ -60,7 +60,7 @@ def fig_memory_breakdown():
     parts = [('bf16 parameters', 2, C['param']), ('bf16 gradients', 2, C['grad']),
              ('fp32 master weights', 4, C['opt']), ('Adam first moment m', 4, '#88c77f'),
              ('Adam second moment v', 4, '#b5dcae')]
-    W, H = 760, 300
+    W, H = 760, 310
     x0, scale = 150, 520 / 1120  # px per GB, 70B*16 = 1120 GB
     b = [txt(20, 28, 'Model states in mixed-precision training with Adam (16 bytes per parameter)', 't')]
     for i, (name, n) in enumerate(rows):
@@ -76,12 +76,10 @@ def fig_memory_breakdown():
     gx = x0 + 80 * scale
     b.append(f'<line x1="{gx}" y1="48" x2="{gx}" y2="230" stroke="#e45756" stroke-dasharray="5 4" stroke-width="2"/>')
     b.append(txt(gx + 6, 244, 'one 80 GB GPU', 's'))
-    lx = 20
-    for (pname, bytes_, col) in parts:
-        b.append(rect(lx, 262, 14, 14, col))
-        lab = f'{pname} ({bytes_} B)'
-        b.append(txt(lx + 18, 274, lab, 'xs'))
-        lx += 18 + len(lab) * 5.6 + 16
+    for k, (pname, bytes_, col) in enumerate(parts):
+        lx, ly = 20 + (k % 3) * 240, 262 + (k // 3) * 22
+        b.append(rect(lx, ly, 14, 14, col))
+        b.append(txt(lx + 20, ly + 12, f'{pname} ({bytes_} B)', 'xs'))
     return svg(W, H, '\n'.join(b), 'Model-state memory for 7B, 13B and 70B parameter models',
                'Stacked horizontal bars. Each parameter costs 2 bytes of bf16 weight, 2 bytes of bf16 gradient, '
                '4 bytes of fp32 master weight and 8 bytes of Adam moments: 112 GB for 7B, 208 GB for 13B and '
@@ -275,7 +273,7 @@ def fig_ring_attention():
             b.append(f'<path d="M{px + 162} 150 h16" class="ln" stroke-width="2" marker-end="url(#ah)"/>')
     b.append(txt(20, 272, 'Each step: compute attention of the local Q block against the visiting K,V block, fold it into a running softmax,', 's'))
     b.append(txt(20, 290, 'and pass the K,V block to the next GPU while the next one arrives. Faded blocks are fully masked under causal attention:', 's'))
-    b.append(txt(20, 308, 'GPU0 idles while GPU3 works in every step, which is why real systems give each GPU two chunks (i and 2c−1−i).', 's'))
+    b.append(txt(20, 308, 'GPU0 idles in three of four steps while GPU3 works in all of them; hence the zig-zag split (chunks i and 2c−1−i).', 's'))
     return svg(W, H, '\n'.join(b), 'Ring attention across four GPUs in four steps',
                'Each GPU keeps its query block and, in each of four steps, receives the next key/value block from its '
                'neighbour in the ring. Under a causal mask the blocks from later positions are skipped, which '
