@@ -1,0 +1,249 @@
+// Live reload latency: the time from writing a stylesheet to (i) the event reaching a client
+// and (ii) the browser applying it (the computed style changed), over many saves.
+// A benchmark, not a test: it prints a table and asserts nothing.
+//
+//   node bench/reload-latency.mjs [--saves 100] [--gap 150] [--no-live-server]
+//
+// folio comes from $FOLIO_BIN or build/src/folio. For the comparison, live-server 1.2.2
+// from npm: `npm install --prefix bench` (bench/package.json; node_modules is not committed),
+// or $LIVE_SERVER_BIN. Chromium is Debian's (/usr/bin/chromium, or $CHROMIUM_BIN).
+//
+// Clocks: every time is epoch milliseconds from performance.timeOrigin + performance.now(),
+// in node and in the page alike, so they compare to well under a millisecond.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import net from 'node:net';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { startFolio } from '../tests/lib/folio.mjs';
+import { launchBrowser } from '../tests/lib/browser.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.dirname(here);
+const argv = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : dflt;
+};
+const SAVES = Number(opt('--saves', 100));
+const GAP_MS = Number(opt('--gap', 150)); // between saves: longer than any debounce, so no coalescing
+const WITH_LIVE_SERVER = !argv.includes('--no-live-server');
+
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- fixture: one page, one stylesheet that changes colour on every save -----------------------
+function fixture() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-bench-'));
+  fs.mkdirSync(path.join(root, 'www'));
+  fs.mkdirSync(path.join(root, 'fragments'));
+  fs.mkdirSync(path.join(root, 'assets'));
+  fs.writeFileSync(path.join(root, 'www/index.html'),
+    '<!doctype html><html><head><meta charset=utf-8><title>bench</title>' +
+    '<link rel=icon href="data:,"><link rel=stylesheet href=style.css></head>' +
+    '<body><h1 id=t>Latency</h1>' + '<p>Some text to lay out.</p>\n'.repeat(200) + '</body></html>\n');
+  fs.writeFileSync(path.join(root, 'www/style.css'), css(0));
+  return root;
+}
+function css(i) {
+  // About the size of a real article's stylesheet (~20 KB), one colour that changes.
+  const filler = Array.from({ length: 400 }, (_, k) => `.c${k} { margin: ${k % 7}px; padding: ${k % 5}px; }`).join('\n');
+  return `h1 { color: rgb(${i % 256}, ${(i >> 8) % 256}, 7); }\n${filler}\n`;
+}
+const colour = (i) => `rgb(${i % 256}, ${(i >> 8) % 256}, 7)`;
+
+// In the page: note when the message arrives (EventSource or WebSocket) and when the colour
+// is applied (checked on every stylesheet load and every animation frame).
+const PAGE_PROBE = () => {
+  window.__bench = { target: null, msg: null, applied: null };
+  const t = () => performance.timeOrigin + performance.now();
+  const check = () => {
+    const b = window.__bench;
+    if (!b.target || b.applied) return;
+    const h = document.getElementById('t');
+    if (h && getComputedStyle(h).color === b.target) b.applied = t();
+  };
+  document.addEventListener('load', check, true);
+  (function frame() { check(); requestAnimationFrame(frame); })();
+  const note = () => { if (window.__bench.target && !window.__bench.msg) window.__bench.msg = t(); };
+  if (window.EventSource) {
+    const ES = window.EventSource;
+    window.EventSource = function (url, init) {
+      const es = new ES(url, init);
+      for (const type of ['css', 'fragment', 'reload']) es.addEventListener(type, note);
+      return es;
+    };
+    window.EventSource.prototype = ES.prototype;
+    Object.assign(window.EventSource, { CONNECTING: 0, OPEN: 1, CLOSED: 2 });
+  }
+  if (window.WebSocket) {
+    const WS = window.WebSocket;
+    window.WebSocket = function (url, protocols) {
+      const ws = protocols === undefined ? new WS(url) : new WS(url, protocols);
+      ws.addEventListener('message', note);
+      return ws;
+    };
+    window.WebSocket.prototype = WS.prototype;
+  }
+};
+
+// Node's own SSE listener (folio only): the event reaching a client outside the browser.
+function sseListener(url) {
+  let waiter = null;
+  const arrivals = [];
+  const req = http.get(url + '__folio/events', (res) => {
+    let buf = '';
+    res.setEncoding('utf8');
+    res.on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        if (/^event: css$/m.test(block)) {
+          arrivals.push(now());
+          if (waiter) { waiter(); waiter = null; }
+        }
+      }
+    });
+  });
+  req.on('error', () => {});
+  return { arrivals, close: () => req.destroy() };
+}
+
+function stats(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
+  return { n: s.length, median: q(0.5), p90: q(0.9), p99: q(0.99), max: s[s.length - 1], min: s[0] };
+}
+
+async function measure({ name, url, root, nodeListener }) {
+  const browser = await launchBrowser();
+  const page = await (await browser.newContext()).newPage();
+  const noise = [];
+  page.on('pageerror', (e) => noise.push(e.message));
+  await page.addInitScript(PAGE_PROBE);
+  await page.goto(url, { waitUntil: 'load' });
+  await sleep(500); // the page's socket/stream is open
+  const ears = nodeListener ? sseListener(url) : null;
+  await sleep(200);
+  const toMsgNode = [], toMsgPage = [], toApplied = [];
+  let misses = 0;
+  for (let i = 1; i <= SAVES; i++) {
+    await page.evaluate((c) => { window.__bench = Object.assign(window.__bench, { target: c, msg: null, applied: null }); }, colour(i));
+    const before = ears ? ears.arrivals.length : 0;
+    const t0 = now();
+    fs.writeFileSync(path.join(root, 'www/style.css'), css(i));
+    try {
+      await page.waitForFunction(() => window.__bench.applied !== null, null, { timeout: 5000, polling: 5 });
+    } catch {
+      misses++;
+      continue;
+    }
+    const r = await page.evaluate(() => window.__bench);
+    toApplied.push(r.applied - t0);
+    if (r.msg) toMsgPage.push(r.msg - t0);
+    if (ears && ears.arrivals.length > before) toMsgNode.push(ears.arrivals[before] - t0);
+    await sleep(GAP_MS + Math.random() * 20);
+  }
+  if (ears) ears.close();
+  await browser.close();
+  return { name, toMsgNode, toMsgPage, toApplied, misses, noise };
+}
+
+// (i) alone, with no browser sharing this process's event loop: write, wait for the SSE event.
+async function measureStream({ name, url, root }) {
+  const ears = sseListener(url);
+  await sleep(300);
+  const toMsgNode = [];
+  let misses = 0;
+  for (let i = 1; i <= SAVES; i++) {
+    const before = ears.arrivals.length;
+    const t0 = now();
+    fs.writeFileSync(path.join(root, 'www/style.css'), css(100000 + i));
+    const t1 = Date.now();
+    while (ears.arrivals.length === before && Date.now() - t1 < 5000) {
+      await new Promise((r) => setImmediate(r));
+    }
+    if (ears.arrivals.length === before) misses++;
+    else toMsgNode.push(ears.arrivals[before] - t0);
+    await sleep(GAP_MS + Math.random() * 20);
+  }
+  ears.close();
+  return { name, toMsgNode, toMsgPage: [], toApplied: [], misses, noise: [] };
+}
+
+async function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+}
+
+function liveServerBin() {
+  const candidates = [process.env.LIVE_SERVER_BIN, path.join(here, 'node_modules/.bin/live-server')];
+  return candidates.find((c) => c && fs.existsSync(c));
+}
+
+async function startLiveServer(root) {
+  const bin = liveServerBin();
+  const port = await freePort();
+  const proc = spawn(bin, [`--port=${port}`, '--host=127.0.0.1', '--no-browser', '--quiet', path.join(root, 'www')],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stdout.resume();
+  proc.stderr.resume();
+  const url = `http://127.0.0.1:${port}/`;
+  for (let t = 0; t < 100; t++) {
+    try { if ((await fetch(url)).ok) break; } catch { /* not yet */ }
+    await sleep(100);
+  }
+  return { url, stop: () => new Promise((r) => { proc.on('exit', r); proc.kill('SIGTERM'); }) };
+}
+
+// ---- run -------------------------------------------------------------------------------------
+const results = [];
+{
+  const root = fixture();
+  const bin = process.env.FOLIO_BIN || path.join(repo, 'build/src/folio');
+  const folio = await startFolio({ root, bin });
+  try {
+    results.push(await measureStream({ name: 'folio', url: folio.url, root }));
+    results.push(await measure({ name: 'folio', url: folio.url, root, nodeListener: false }));
+  } finally {
+    await folio.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+if (WITH_LIVE_SERVER && liveServerBin()) {
+  const root = fixture();
+  const ls = await startLiveServer(root);
+  try {
+    results.push(await measure({ name: 'live-server 1.2.2', url: ls.url, root, nodeListener: false }));
+  } finally {
+    await ls.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+} else if (WITH_LIVE_SERVER) {
+  console.log('(live-server not installed: `npm install --prefix bench` to compare)\n');
+}
+
+const fmt = (x) => (x === undefined ? '-' : x.toFixed(1));
+console.log(`Stylesheet saves: ${SAVES} per server, ${GAP_MS} ms apart; times in ms from the write.\n`);
+console.log('| server | stage | n | median | p90 | p99 | max |');
+console.log('|---|---|---|---|---|---|---|');
+for (const r of results) {
+  const rows = [
+    ['event reaches a node client (SSE)', r.toMsgNode],
+    ['event reaches the page', r.toMsgPage],
+    ['new style applied in the page', r.toApplied],
+  ];
+  for (const [stage, xs] of rows) {
+    if (!xs.length) continue;
+    const s = stats(xs);
+    console.log(`| ${r.name} | ${stage} | ${s.n} | ${fmt(s.median)} | ${fmt(s.p90)} | ${fmt(s.p99)} | ${fmt(s.max)} |`);
+  }
+  if (r.misses) console.log(`| ${r.name} | saves never applied within 5 s | ${r.misses} | | | | |`);
+  if (r.noise.length) console.log(`(${r.name}: page errors: ${r.noise.slice(0, 3).join('; ')})`);
+}
