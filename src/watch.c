@@ -27,6 +27,14 @@
  * stays cheap (it is a linear scan). */
 #define WATCH_MAX_BATCH 2048u
 
+/* A file written but not yet closed (a big asset being copied, a generator
+ * writing a figure in pieces) is not announced half-written: the window
+ * stays open until its writer closes it, unless the writer pauses longer
+ * than WATCH_WRITE_IDLE_MS (mmap writes, truncate(2): no close comes) or
+ * the window has lasted WATCH_WRITE_CAP_MS. */
+#define WATCH_WRITE_IDLE_MS 1000u
+#define WATCH_WRITE_CAP_MS 5000u
+
 /* IN_ATTRIB: `touch` changes the mtime and so the ETag; authors touch a file
  * to force a reload. IN_EXCL_UNLINK: no events for files already unlinked. */
 #define WATCH_MASK                                                            \
@@ -46,6 +54,7 @@ struct watch_pending {
     char *rel;
     bool appeared_first; /* the window's first event for it was a create */
     bool gone;           /* its latest event was a delete or move-out */
+    bool writing;        /* modified and not yet closed by its writer */
 };
 
 struct watch_root {
@@ -138,8 +147,10 @@ static void watch_limit_warning(void)
 }
 
 /* Records one event for (root id, rel). @appear: a create or move-in;
- * @gone: a delete or move-out. Takes ownership of @rel. */
-static void watch_note(struct watch *w, int id, char *rel, bool appear, bool gone)
+ * @gone: a delete or move-out; @writing: 1 a write, 0 the writer closed it
+ * (or it moved or went), -1 neither. Takes ownership of @rel. */
+static void watch_note(struct watch *w, int id, char *rel, bool appear, bool gone,
+                       int writing)
 {
     if (rel == NULL) {
         w->overflow = true; /* out of memory: we cannot say what changed */
@@ -154,6 +165,9 @@ static void watch_note(struct watch *w, int id, char *rel, bool appear, bool gon
         struct watch_pending *p = &w->pending[i];
         if (p->id == id && strcmp(p->rel, rel) == 0) {
             p->gone = gone;
+            if (writing >= 0) {
+                p->writing = writing != 0;
+            }
             free(rel);
             return;
         }
@@ -175,7 +189,8 @@ static void watch_note(struct watch *w, int id, char *rel, bool appear, bool gon
         w->cap_pending = cap;
     }
     w->pending[w->npending++] = (struct watch_pending){
-        .id = id, .rel = rel, .appeared_first = appear, .gone = gone};
+        .id = id, .rel = rel, .appeared_first = appear, .gone = gone,
+        .writing = writing > 0};
 }
 
 /* Makes room for index @wd in the node table. */
@@ -285,7 +300,7 @@ static int watch_add_tree(struct watch *w, size_t root, const char *rel, bool re
             watch_add_tree(w, root, child, report);
             free(child);
         } else if (report) {
-            watch_note(w, w->roots[root].id, child, true, false);
+            watch_note(w, w->roots[root].id, child, true, false, -1);
         } else {
             free(child);
         }
@@ -373,7 +388,24 @@ static void watch_handle(struct watch *w, const struct inotify_event *ev)
         }
         /* IN_DELETE of a folder: the kernel drops its watch (IN_IGNORED). */
     }
-    watch_note(w, w->roots[root].id, rel, appear, gone);
+    int writing = -1;
+    if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)) {
+        writing = 0;
+    } else if ((ev->mask & IN_MODIFY) && !(ev->mask & IN_ISDIR)) {
+        writing = 1;
+    }
+    watch_note(w, w->roots[root].id, rel, appear, gone, writing);
+}
+
+/* True while some changed file is still open for writing. */
+static bool watch_writing(const struct watch *w)
+{
+    for (size_t i = 0; i < w->npending; i++) {
+        if (w->pending[i].writing && !w->pending[i].gone) {
+            return true;
+        }
+    }
+    return false;
 }
 
 static void watch_flush(struct watch *w)
@@ -424,6 +456,10 @@ static void *watch_thread(void *arg)
             uint64_t now = watch_now_ms();
             uint64_t due = w->last_ms + w->debounce_ms;
             uint64_t cap = w->first_ms + w->max_wait_ms;
+            if (!w->overflow && watch_writing(w)) {
+                due = w->last_ms + WATCH_WRITE_IDLE_MS;
+                cap = w->first_ms + WATCH_WRITE_CAP_MS;
+            }
             if (cap < due) {
                 due = cap;
             }

@@ -343,6 +343,27 @@ static void test_max_wait(void **state)
     assert_true(n >= 2);
 }
 
+static void test_slow_write_is_one_change(void **state)
+{
+    struct fixture *f = *state;
+    /* A writer that keeps the file open for longer than the window's cap
+     * (240 ms) is announced once, after it closes the file: never half-written. */
+    char path[256];
+    path_of(path, sizeof path, f->root, "big.css");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(write(fd, "p{}\n", 4), 4);
+        sleep_ms(60);
+    }
+    assert_null(next_batch(&f->rec, 1));
+    assert_int_equal(close(fd), 0);
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(batch_has(b, 7, "big.css"));
+    assert_null(next_batch(&f->rec, 300));
+}
+
 static void test_root_removed_overflows(void **state)
 {
     struct fixture *f = *state;
@@ -387,6 +408,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_and_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_folders, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_wait, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_write_is_one_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_root_removed_overflows, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -296,6 +296,21 @@ class StreamTest(LiveReloadTestCase):
         write(self.path("www/d1/d2/deep.css"), "p{color:red}\n")
         self.exactly_one("css", "/d1/d2/deep.css")
 
+    def test_slow_write_is_announced_once_complete(self):
+        # A writer that keeps the file open across several debounce windows (a big figure
+        # being generated, an asset being copied): one event, after the close, never a
+        # half-written file.
+        target = self.path("www/slow.css")
+        with open(target, "wb") as f:
+            for _ in range(8):
+                f.write(b"p { margin: 0; }\n" * 200)
+                f.flush()
+                time.sleep(0.06)
+            self.assertEqual(self.stream.events_within(0.01), [], "announced while still being written")
+        self.exactly_one("css", "/slow.css")
+        r = self.server.get("/slow.css")
+        self.assertEqual(r.body, self.read("www/slow.css"))
+
     def test_delete(self):
         os.unlink(self.path("www/gone.txt"))
         self.exactly_one("reload", "/gone.txt")
