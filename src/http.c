@@ -476,7 +476,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *r
         resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     } else {
         /* sendfile: the response owns the fd from here, and only if it exists. */
-        resp = MHD_create_response_from_fd_at_offset64(len, rep.fd, first);
+        resp = MHD_create_response_from_fd_at_offset64(len, rep.fd, status == 206 ? first : 0);
         if (!resp) {
             close(rep.fd);
         }

@@ -48,6 +48,7 @@ enum range_result range_parse(const char *header, uint64_t size, uint64_t *first
         return RANGE_NONE;
     }
     unsigned specs = 0, satisfiable = 0;
+    uint64_t from = 0, to = 0;
     for (;;) {
         p = skip_space(p);
         uint64_t a = 0, b = 0;
@@ -68,13 +69,13 @@ enum range_result range_parse(const char *header, uint64_t size, uint64_t *first
         if (!has_first) { /* suffix: the last b bytes */
             if (b > 0 && size > 0) {
                 satisfiable++;
-                *first = b >= size ? 0 : size - b;
-                *last = size - 1;
+                from = b >= size ? 0 : size - b;
+                to = size - 1;
             }
         } else if (a < size) {
             satisfiable++;
-            *first = a;
-            *last = has_last && b < size ? b : size - 1;
+            from = a;
+            to = has_last && b < size ? b : size - 1;
         }
         p = skip_space(p);
         if (*p == '\0') {
@@ -87,5 +88,10 @@ enum range_result range_parse(const char *header, uint64_t size, uint64_t *first
     if (satisfiable == 0) {
         return RANGE_UNSATISFIABLE;
     }
-    return satisfiable == 1 ? RANGE_SATISFIABLE : RANGE_NONE;
+    if (satisfiable > 1) {
+        return RANGE_NONE;
+    }
+    *first = from;
+    *last = to;
+    return RANGE_SATISFIABLE;
 }

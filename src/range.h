@@ -16,8 +16,8 @@ enum range_result {
     RANGE_UNSATISFIABLE, /* serve 416 with Content-Range: bytes *\/size */
 };
 
-/* Parses header (may be NULL) against a representation of size bytes. On
- * RANGE_SATISFIABLE, first <= last < size. */
+/* Parses header (may be NULL) against a representation of size bytes. Only on
+ * RANGE_SATISFIABLE are first and last written, and then first <= last < size. */
 enum range_result range_parse(const char *header, uint64_t size, uint64_t *first, uint64_t *last);
 
 #endif

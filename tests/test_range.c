@@ -40,7 +40,7 @@ static const struct {
 static void test_table(void **state)
 {
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        uint64_t first = 0, last = 0;
+        uint64_t first = 12345, last = 67890; /* must stay untouched unless satisfiable */
         enum range_result got = range_parse(cases[i].header, cases[i].size, &first, &last);
         if (got != cases[i].want) {
             fail_msg("'%s' on %llu: got %d, want %d", cases[i].header ? cases[i].header : "(null)",
@@ -50,6 +50,8 @@ static void test_table(void **state)
             assert_int_equal(first, cases[i].first);
             assert_int_equal(last, cases[i].last);
             assert_true(first <= last && last < cases[i].size);
+        } else if (first != 12345 || last != 67890) {
+            fail_msg("'%s': wrote a range but answered %d", cases[i].header, got);
         }
     }
 }

@@ -1,0 +1,242 @@
+"""Shared pieces of the integration tests: a fixture article, the real folio
+binary on a free port, and HTTP spoken over real sockets. Standard library
+only (CI reaches no PyPI)."""
+import gzip
+import http.client
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+FOLIO = os.path.abspath(os.environ.get("FOLIO_BIN") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "src", "folio"))
+
+SECRET = b"TOP-SECRET-OUTSIDE-THE-ARTICLE"
+
+
+def write(path, data, mtime=None):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+
+
+def plotting_fragment(size):
+    """HTML like the real article's largest fragment: a plot with thousands of
+    points, which gzip shrinks several times."""
+    parts = ['<div class="plot"><svg viewBox="0 0 1000 400" role="img" aria-label="loss">']
+    i, total = 0, 0
+    while total < size:
+        parts.append('<circle cx="%d.%02d" cy="%d.%d" r="1.5" data-step="%d"></circle>'
+                     % (i % 1000, i % 97, (i * 7919) % 400, i % 10, i))
+        total += len(parts[-1])
+        i += 1
+    parts.append("</svg></div>\n")
+    return "".join(parts)
+
+
+def make_article(root, with_404=True):
+    """The shapes the real article has: fragments up to MBs, images referenced
+    three ways, iframes, audio whose name has spaces and commas, .bib, big SVG,
+    plus everything a server must refuse (dotfiles, links out, fifos)."""
+    w = lambda rel, data, **kw: write(os.path.join(root, rel), data, **kw)
+    w("www/index.html",
+      "<!doctype html>\n<html lang=en><head><meta charset=utf-8><title>Article</title>"
+      "<link rel=stylesheet href=style.css></head>\n<body>\n"
+      + '<img src="/assets/images/a.png" alt=a><img src="assets/images/a.png" alt=b>'
+      '<img src="../assets/images/a.png" alt=c>\n'
+      '<div id="fragment-plot"></div><iframe src="assets/data/frame.html"></iframe>\n'
+      '<audio controls src="assets/audio/read%20aloud%2C%20intro.wav"></audio>\n'
+      + "<p>The pipeline bubble is (p - 1) / (m + p - 1).</p>\n" * 300
+      + "</body></html>\n")
+    w("www/style.css", "body { font: 18px/1.6 serif; color: #222; }\n" * 100)
+    w("www/tiny.css", "p{}\n")
+    w("www/app.js", "document.title = 'x';\n" * 100)
+    w("www/module.mjs", "export const x = 1;\n" * 100)
+    w("www/sub/index.html", "<!doctype html><title>sub</title><p>sub page</p>\n")
+    w("www/empty-dir/.keep", "")
+    w("www/empty.txt", "")
+    w("www/notes", "just some words without an extension\n" * 50)
+    w("www/.env", SECRET)
+    w("www/.git/config", SECRET)
+    w("www/.hidden/page.html", SECRET)
+    if with_404:
+        w("www/404.html", "<!doctype html><title>Lost</title><h1>This page wandered off</h1>\n")
+    w("fragments/plot.html", plotting_fragment(2_300_000))
+    w("fragments/small.html", "<h2>Memory</h2><p>16 bytes per parameter with Adam.</p>\n" * 40)
+    w("assets/images/a.png", bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de"
+        "0000000c4944415408d763f8cfc000000301010018dd8db00000000049454e44ae426082"))
+    w("assets/images/big.svg", '<svg xmlns="http://www.w3.org/2000/svg">'
+      + '<path d="M0 0 L10 10"/>' * 45000 + "</svg>\n")
+    w("assets/data/frame.html", "<!doctype html><title>frame</title><p>inside an iframe</p>\n")
+    w("assets/data/table.csv", "step,loss\n" + "".join("%d,%f\n" % (i, 1 / (i + 1)) for i in range(2000)))
+    w("assets/references.bib", "@article{ring, title={Ring attention}, year={2023}}\n" * 30)
+    w("assets/audio/read aloud, intro.wav", b"RIFF" + bytes(range(256)) * 400)
+    w("assets/data/blob.unknownext", b"\x8f\x9e\xad\x17" * 512)  # no magic libmagic knows
+    # A sidecar, fresh: used as is for gzip clients.
+    old = time.time() - 100
+    w("assets/data/pre.json", '{"values": [' + ",".join(str(i) for i in range(3000)) + "]}\n", mtime=old)
+    w("assets/data/pre.json.gz", gzip.compress(b'{"sidecar": true}\n'), mtime=old + 10)
+    # A sidecar older than its file: ignored.
+    w("assets/data/stale.json", '{"fresh": [' + ",".join(str(i) for i in range(3000)) + "]}\n", mtime=old + 10)
+    w("assets/data/stale.json.gz", gzip.compress(b'{"stale": true}\n'), mtime=old)
+    # Outside the folders, and ways to point at it.
+    w("secret.txt", SECRET)
+    w("www-evil/page.html", SECRET)
+    os.symlink("../../secret.txt", os.path.join(root, "www/sub/escape.txt"))
+    os.symlink(os.path.join(root, "secret.txt"), os.path.join(root, "www/absolute.txt"))
+    os.symlink("../www-evil", os.path.join(root, "www/evil-dir"))
+    os.symlink("style.css", os.path.join(root, "www/alias.css"))
+    os.mkfifo(os.path.join(root, "www/pipe.html"))
+    return root
+
+
+class Server:
+    """folio on 127.0.0.1 and a free port, against root. Use as a context
+    manager; the exit status is checked on the way out."""
+
+    def __init__(self, root, *args, env=None, expect_exit=0):
+        self.root, self.args, self.expect_exit = root, list(args), expect_exit
+        self.env = dict(os.environ, **(env or {}))
+        self.log_lines, self.stderr_text = [], ""
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(
+            [FOLIO, "--root", self.root, "--host", "127.0.0.1", "--port", "0", *self.args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, cwd=self.root)
+        deadline = time.time() + 10
+        first = b""
+        while time.time() < deadline and not first.endswith(b"\n"):
+            r, _, _ = select.select([self.proc.stdout], [], [], 0.2)
+            if r:
+                b = os.read(self.proc.stdout.fileno(), 1)
+                if not b:
+                    break
+                first += b
+        line = first.decode()
+        if "http://127.0.0.1:" not in line:
+            self.proc.kill()
+            raise RuntimeError("folio did not start: %r %r" % (line, self.proc.stderr.read().decode()))
+        self.banner = line
+        self.port = int(line.rsplit(":", 1)[1].strip().strip("/"))
+        self.url = "http://127.0.0.1:%d/" % self.port
+        self._reader = threading.Thread(target=self._read_log, daemon=True)
+        self._reader.start()
+        self._err_reader = threading.Thread(target=self._read_err, daemon=True)
+        self._err_reader.start()
+        return self
+
+    def _read_log(self):
+        for raw in self.proc.stdout:
+            self.log_lines.append(raw.decode("utf-8", "replace"))
+
+    def _read_err(self):
+        for raw in self.proc.stderr:
+            self.stderr_text += raw.decode("utf-8", "replace")
+
+    def wait_log(self, count, timeout=5):
+        deadline = time.time() + timeout
+        while len(self.log_lines) < count and time.time() < deadline:
+            time.sleep(0.02)
+        return self.log_lines
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError("folio did not stop within %ss of %s" % (timeout, sig))
+        self._reader.join(2)
+        self._err_reader.join(2)
+        return code
+
+    def __exit__(self, *exc):
+        code = self.stop()
+        if exc[0] is None and code != self.expect_exit:
+            raise AssertionError("folio exited %s; stderr: %s" % (code, self.stderr_text))
+
+    # HTTP over http.client: one connection per call unless one is passed.
+    def request(self, method, path, headers=None, conn=None):
+        own = conn is None
+        conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        conn.request(method, path, headers=headers or {})
+        resp = conn.getresponse()
+        body = resp.read()
+        resp.body = body
+        if own:
+            conn.close()
+        return resp
+
+    def get(self, path, **headers):
+        return self.request("GET", path, {k.replace("_", "-"): v for k, v in headers.items()})
+
+    def raw(self, data, timeout=5, read_all=True):
+        """Sends bytes as they are; returns what came back until the peer
+        closed or timeout passed."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as s:
+            s.sendall(data)
+            chunks = []
+            deadline = time.time() + timeout
+            while time.time() < deadline:
+                try:
+                    b = s.recv(65536)
+                except (socket.timeout, ConnectionResetError):
+                    break
+                if not b:
+                    break
+                chunks.append(b)
+                if not read_all and b"\r\n\r\n" in b"".join(chunks):
+                    break
+            return b"".join(chunks)
+
+    def alive(self):
+        return self.get("/__folio/health").status == 200
+
+
+def status_of(raw_response):
+    line = raw_response.split(b"\r\n", 1)[0]
+    parts = line.split(b" ")
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+
+
+class ArticleTestCase(unittest.TestCase):
+    """A fixture article in a temp folder, shared by a test class."""
+    server_args = ()
+    with_404 = True
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="folio-it-")
+        cls.root = make_article(os.path.join(cls.tmp, "article"), with_404=cls.with_404)
+        cls.server = Server(cls.root, *cls.server_args).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.server.__exit__(None, None, None)
+        finally:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def file(self, rel):
+        with open(os.path.join(self.root, rel), "rb") as f:
+            return f.read()
+
+
+def main():
+    """Runs the module's tests; ends with the plain 'N passed, N failed' line."""
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules["__main__"])
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    failed = len(result.failures) + len(result.errors)
+    print("%d passed, %d failed" % (result.testsRun - failed, failed))
+    sys.exit(0 if result.wasSuccessful() else 1)

@@ -1,0 +1,406 @@
+"""HTTP behaviour of the real binary: methods, types, compression,
+validators, ranges, caching headers, errors, folders, logs."""
+import gzip
+import http.client
+import json
+import os
+import re
+import threading
+import time
+
+from folio import ArticleTestCase, Server, main, make_article
+
+AUDIO = "/assets/audio/read%20aloud%2C%20intro.wav"
+
+
+class Methods(ArticleTestCase):
+    def test_get_and_head_agree(self):
+        get = self.server.get("/style.css")
+        head = self.server.request("HEAD", "/style.css")
+        self.assertEqual(get.status, 200)
+        self.assertEqual(head.status, 200)
+        self.assertEqual(head.body, b"")
+        self.assertEqual(head.getheader("Content-Length"), str(len(self.file("www/style.css"))))
+        for name in ("Content-Type", "ETag", "Last-Modified", "Cache-Control"):
+            self.assertEqual(get.getheader(name), head.getheader(name), name)
+
+    def test_options(self):
+        r = self.server.request("OPTIONS", "/")
+        self.assertEqual(r.status, 204)
+        self.assertEqual(r.getheader("Allow"), "GET, HEAD, OPTIONS")
+
+    def test_other_methods_405(self):
+        for method in ("POST", "PUT", "DELETE", "PATCH", "PROPFIND", "TRACE"):
+            r = self.server.request(method, "/index.html")
+            self.assertEqual(r.status, 405, method)
+            self.assertEqual(r.getheader("Allow"), "GET, HEAD, OPTIONS")
+            self.assertNotIn(b"pipeline bubble", r.body)
+
+    def test_keep_alive(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=5)
+        first = self.server.request("GET", "/style.css", conn=conn)
+        sock = conn.sock
+        second = self.server.request("GET", "/app.js", conn=conn)
+        self.assertEqual((first.status, second.status), (200, 200))
+        self.assertIs(conn.sock, sock, "the connection was not reused")
+        self.assertNotEqual(first.getheader("Connection"), "close")
+        conn.close()
+
+
+class Types(ArticleTestCase):
+    cases = {
+        "/": "text/html; charset=utf-8",
+        "/style.css": "text/css; charset=utf-8",
+        "/app.js": "text/javascript; charset=utf-8",
+        "/module.mjs": "text/javascript; charset=utf-8",
+        "/fragments/small.html": "text/html; charset=utf-8",
+        "/assets/images/a.png": "image/png",
+        "/assets/images/big.svg": "image/svg+xml",
+        "/assets/data/table.csv": "text/csv; charset=utf-8",
+        "/assets/references.bib": "text/x-bibtex; charset=utf-8",
+        AUDIO: "audio/wav",
+        "/notes": "text/plain; charset=utf-8",   # libmagic, no extension
+        "/empty.txt": "text/plain; charset=utf-8",
+        "/assets/data/blob.unknownext": "application/octet-stream",
+    }
+
+    def test_content_types(self):
+        for path, want in self.cases.items():
+            r = self.server.get(path)
+            self.assertEqual(r.status, 200, path)
+            self.assertEqual(r.getheader("Content-Type"), want, path)
+            self.assertEqual(r.getheader("X-Content-Type-Options"), "nosniff", path)
+
+    def test_sniffed_type_is_stable(self):
+        # The libmagic answer is cached per file; asking twice changes nothing.
+        a = self.server.get("/notes").getheader("Content-Type")
+        b = self.server.get("/notes").getheader("Content-Type")
+        self.assertEqual(a, b)
+
+    def test_nosniff_on_errors_too(self):
+        for path in ("/missing", "/%zz"):
+            self.assertEqual(self.server.get(path).getheader("X-Content-Type-Options"), "nosniff")
+
+    def test_content_length_everywhere(self):
+        for path in ("/", "/missing", "/sub", "/empty.txt", "/__folio/health"):
+            r = self.server.get(path, Accept_Encoding="gzip")
+            self.assertEqual(r.getheader("Content-Length"), str(len(r.body)), path)
+            self.assertIsNone(r.getheader("Transfer-Encoding"), path)
+
+
+class Compression(ArticleTestCase):
+    def test_gzip_negotiated_and_correct(self):
+        r = self.server.get("/style.css", Accept_Encoding="gzip, deflate, br")
+        self.assertEqual(r.getheader("Content-Encoding"), "gzip")
+        self.assertEqual(r.getheader("Vary"), "Accept-Encoding")
+        self.assertEqual(gzip.decompress(r.body), self.file("www/style.css"))
+        plain = self.server.get("/style.css")
+        self.assertIsNone(plain.getheader("Content-Encoding"))
+        self.assertEqual(plain.getheader("Vary"), "Accept-Encoding")
+        self.assertNotEqual(plain.getheader("ETag"), r.getheader("ETag"))
+
+    def test_q_values(self):
+        for header, compressed in (("gzip;q=0", False), ("identity, gzip;q=0.5", True),
+                                   ("*", True), ("*;q=0", False), ("br", False),
+                                   ("gzip;q=0, *;q=1", False)):
+            r = self.server.get("/style.css", Accept_Encoding=header)
+            self.assertEqual(r.getheader("Content-Encoding") == "gzip", compressed, header)
+
+    def test_large_fragment_compresses_well(self):
+        r = self.server.get("/fragments/plot.html", Accept_Encoding="gzip")
+        original = self.file("fragments/plot.html")
+        self.assertGreater(len(original), 2_000_000)
+        self.assertEqual(gzip.decompress(r.body), original)
+        self.assertLess(len(r.body) * 4, len(original))
+
+    def test_not_for_small_or_binary(self):
+        for path in ("/tiny.css", "/assets/images/a.png", AUDIO):
+            r = self.server.get(path, Accept_Encoding="gzip")
+            self.assertIsNone(r.getheader("Content-Encoding"), path)
+        self.assertIsNone(self.server.get("/assets/images/a.png").getheader("Vary"))
+
+    def test_fresh_sidecar_used_as_is(self):
+        r = self.server.get("/assets/data/pre.json", Accept_Encoding="gzip")
+        self.assertEqual(r.getheader("Content-Encoding"), "gzip")
+        self.assertEqual(r.body, self.file("assets/data/pre.json.gz"))
+        self.assertEqual(r.getheader("Content-Type"), "application/json")
+        self.assertEqual(self.server.get("/assets/data/pre.json").body, self.file("assets/data/pre.json"))
+
+    def test_stale_sidecar_ignored(self):
+        r = self.server.get("/assets/data/stale.json", Accept_Encoding="gzip")
+        self.assertEqual(r.getheader("Content-Encoding"), "gzip")
+        self.assertEqual(gzip.decompress(r.body), self.file("assets/data/stale.json"))
+
+
+class Validators(ArticleTestCase):
+    def test_etag_and_last_modified(self):
+        r = self.server.get("/style.css")
+        etag, lm = r.getheader("ETag"), r.getheader("Last-Modified")
+        self.assertRegex(etag, r'^"[0-9a-f-]+"$')
+        self.assertRegex(lm, r"^\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT$")
+        self.assertEqual(self.server.get("/style.css", If_None_Match=etag).status, 304)
+        self.assertEqual(self.server.get("/style.css", If_None_Match='W/' + etag).status, 304)
+        self.assertEqual(self.server.get("/style.css", If_None_Match='"x", ' + etag).status, 304)
+        self.assertEqual(self.server.get("/style.css", If_None_Match='"other"').status, 200)
+        self.assertEqual(self.server.get("/style.css", If_Modified_Since=lm).status, 304)
+        self.assertEqual(self.server.get("/style.css", If_Modified_Since="Sat, 01 Jan 2000 00:00:00 GMT").status, 200)
+        # If-None-Match wins over If-Modified-Since.
+        self.assertEqual(self.server.get("/style.css", If_None_Match='"other"', If_Modified_Since=lm).status, 200)
+
+    def test_304_has_validators_and_no_body(self):
+        etag = self.server.get("/style.css").getheader("ETag")
+        r = self.server.get("/style.css", If_None_Match=etag)
+        self.assertEqual(r.status, 304)
+        self.assertEqual(r.body, b"")
+        self.assertEqual(r.getheader("ETag"), etag)
+        self.assertEqual(r.getheader("Cache-Control"), "no-cache")
+
+    def test_gzip_variant_revalidates(self):
+        r = self.server.get("/style.css", Accept_Encoding="gzip")
+        etag = r.getheader("ETag")
+        again = self.server.get("/style.css", Accept_Encoding="gzip", If_None_Match=etag)
+        self.assertEqual(again.status, 304)
+        # The identity representation does not match the gzip one's tag.
+        self.assertEqual(self.server.get("/style.css", If_None_Match=etag).status, 200)
+
+    def test_if_match(self):
+        etag = self.server.get("/style.css").getheader("ETag")
+        self.assertEqual(self.server.get("/style.css", If_Match=etag).status, 200)
+        self.assertEqual(self.server.get("/style.css", If_Match='"nope"').status, 412)
+        self.assertEqual(self.server.get("/style.css", If_Unmodified_Since="Sat, 01 Jan 2000 00:00:00 GMT").status, 412)
+
+    def test_change_is_seen(self):
+        path = os.path.join(self.root, "www/changing.txt")
+        with open(path, "w") as f:
+            f.write("version one\n")
+        first = self.server.get("/changing.txt", Accept_Encoding="gzip")
+        with open(path, "w") as f:  # same size, new bytes, later mtime
+            f.write("version two\n")
+        later = time.time() + 5
+        os.utime(path, (later, later))
+        second = self.server.get("/changing.txt")
+        self.assertEqual(second.body, b"version two\n")
+        self.assertNotEqual(first.getheader("ETag"), second.getheader("ETag"))
+        self.assertEqual(self.server.get("/changing.txt", If_None_Match=first.getheader("ETag")).status, 200)
+
+
+class Ranges(ArticleTestCase):
+    def setUp(self):
+        self.audio = self.file("assets/audio/read aloud, intro.wav")
+        self.size = len(self.audio)
+
+    def test_single_ranges(self):
+        for header, first, last in (("bytes=0-99", 0, 99), ("bytes=1000-", 1000, self.size - 1),
+                                    ("bytes=-500", self.size - 500, self.size - 1),
+                                    ("bytes=10-10", 10, 10),
+                                    ("bytes=100-999999999", 100, self.size - 1)):
+            r = self.server.get(AUDIO, Range=header)
+            self.assertEqual(r.status, 206, header)
+            self.assertEqual(r.getheader("Content-Range"), "bytes %d-%d/%d" % (first, last, self.size))
+            self.assertEqual(r.body, self.audio[first:last + 1], header)
+            self.assertEqual(r.getheader("Content-Length"), str(last - first + 1))
+        self.assertEqual(self.server.get(AUDIO).getheader("Accept-Ranges"), "bytes")
+
+    def test_unsatisfiable(self):
+        r = self.server.get(AUDIO, Range="bytes=%d-" % self.size)
+        self.assertEqual(r.status, 416)
+        self.assertEqual(r.getheader("Content-Range"), "bytes */%d" % self.size)
+
+    def test_ignored_forms_give_200(self):
+        for header in ("bytes=5-1", "items=0-5", "bytes=0-1,5-6", "bytes=abc"):
+            r = self.server.get(AUDIO, Range=header)
+            self.assertEqual(r.status, 200, header)
+            self.assertEqual(len(r.body), self.size, header)
+
+    def test_range_gets_identity_bytes(self):
+        r = self.server.get("/style.css", Range="bytes=0-9", Accept_Encoding="gzip")
+        self.assertEqual(r.status, 206)
+        self.assertIsNone(r.getheader("Content-Encoding"))
+        self.assertEqual(r.body, self.file("www/style.css")[:10])
+
+    def test_if_range(self):
+        etag = self.server.get(AUDIO).getheader("ETag")
+        lm = self.server.get(AUDIO).getheader("Last-Modified")
+        self.assertEqual(self.server.get(AUDIO, Range="bytes=0-9", If_Range=etag).status, 206)
+        self.assertEqual(self.server.get(AUDIO, Range="bytes=0-9", If_Range=lm).status, 206)
+        stale = self.server.get(AUDIO, Range="bytes=0-9", If_Range='"old"')
+        self.assertEqual(stale.status, 200)
+        self.assertEqual(len(stale.body), self.size)
+
+    def test_head_range(self):
+        r = self.server.request("HEAD", AUDIO, {"Range": "bytes=0-9"})
+        self.assertEqual(r.status, 206)
+        self.assertEqual(r.body, b"")
+
+
+class Folders(ArticleTestCase):
+    def test_index_and_redirects(self):
+        r = self.server.get("/sub")
+        self.assertEqual(r.status, 301)
+        self.assertEqual(r.getheader("Location"), "sub/")  # relative: safe behind a prefix
+        self.assertEqual(self.server.get("/sub?x=1").getheader("Location"), "sub/?x=1")
+        r = self.server.get("/sub/")
+        self.assertEqual(r.status, 200)
+        self.assertIn(b"sub page", r.body)
+        r = self.server.get("/fragments")
+        self.assertEqual((r.status, r.getheader("Location")), (301, "fragments/"))
+
+    def test_folder_without_index_is_404_not_a_listing(self):
+        self.assertEqual(self.server.get("/empty-dir/").status, 404)
+        self.assertEqual(self.server.get("/assets/").status, 404)
+
+    def test_file_with_slash(self):
+        self.assertEqual(self.server.get("/style.css/").status, 404)
+
+
+class Errors(ArticleTestCase):
+    def test_custom_404(self):
+        r = self.server.get("/fragments/missing.html")
+        self.assertEqual(r.status, 404)
+        self.assertIn(b"This page wandered off", r.body)
+        self.assertEqual(r.getheader("Cache-Control"), "no-store")
+        self.assertEqual(r.getheader("Content-Type"), "text/html; charset=utf-8")
+        self.assertNotIn(b"pipeline bubble", r.body)  # never the page itself (no SPA fallback)
+
+    def test_bad_request_page(self):
+        r = self.server.get("/a%00b")
+        self.assertEqual(r.status, 400)
+        self.assertIn(b"400 Bad Request", r.body)
+
+
+class Default404(ArticleTestCase):
+    with_404 = False
+
+    def test_builtin_404(self):
+        r = self.server.get("/nothing-here.png")
+        self.assertEqual(r.status, 404)
+        self.assertIn(b"404 Not Found", r.body)
+
+
+class CachingPreview(ArticleTestCase):
+    def test_no_cache_everywhere(self):
+        for path in ("/", "/style.css", "/assets/images/a.png"):
+            self.assertEqual(self.server.get(path).getheader("Cache-Control"), "no-cache", path)
+
+
+class CachingProduction(ArticleTestCase):
+    server_args = ("--production", "--max-age", "600")
+
+    def test_html_revalidates_rest_cached(self):
+        self.assertEqual(self.server.get("/").getheader("Cache-Control"), "no-cache")
+        self.assertEqual(self.server.get("/fragments/small.html").getheader("Cache-Control"), "no-cache")
+        self.assertEqual(self.server.get("/style.css").getheader("Cache-Control"), "public, max-age=600")
+        self.assertEqual(self.server.get("/assets/images/a.png").getheader("Cache-Control"), "public, max-age=600")
+        self.assertEqual(self.server.get("/missing.css").getheader("Cache-Control"), "no-store")
+
+    def test_no_live_reload_in_production(self):
+        self.assertNotIn(b"__folio/reload.js", self.server.get("/").body)
+        self.assertEqual(self.server.get("/__folio/events").status, 404)
+        self.assertEqual(self.server.get("/__folio/reload.js").status, 404)
+        r = self.server.get("/", Accept_Encoding="gzip")
+        self.assertEqual(gzip.decompress(r.body), self.file("www/index.html"))
+
+
+class Injection(ArticleTestCase):
+    def test_documents_get_the_client(self):
+        page = self.server.get("/", Sec_Fetch_Dest="document")
+        self.assertIn(b'<script src="__folio/reload.js" defer></script></head>', page.body)
+        self.assertTrue(page.getheader("ETag").endswith('-lr0"'))
+        frame = self.server.get("/assets/data/frame.html", Sec_Fetch_Dest="iframe")
+        self.assertIn(b'<script src="../../__folio/reload.js"', frame.body)
+        self.assertEqual(self.server.get("/__folio/reload.js").status, 200)
+
+    def test_fragments_never_do(self):
+        for headers in ({}, {"Sec-Fetch-Dest": "empty"}):
+            r = self.server.request("GET", "/fragments/small.html", headers)
+            self.assertNotIn(b"reload.js", r.body)
+            self.assertEqual(r.body, self.file("fragments/small.html"))
+        fetched = self.server.get("/", Sec_Fetch_Dest="empty")
+        self.assertEqual(fetched.body, self.file("www/index.html"))
+
+    def test_gzip_of_injected_page(self):
+        r = self.server.get("/", Sec_Fetch_Dest="document", Accept_Encoding="gzip")
+        body = gzip.decompress(r.body)
+        self.assertIn(b"__folio/reload.js", body)
+        self.assertEqual(len(body), len(self.file("www/index.html")) + len(b'<script src="__folio/reload.js" defer></script>'))
+
+
+class Health(ArticleTestCase):
+    def test_health(self):
+        r = self.server.get("/__folio/health")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.getheader("Content-Type"), "application/json")
+        data = json.loads(r.body)
+        self.assertEqual(data["status"], "ok")
+        self.assertEqual(data["mode"], "preview")
+        self.assertGreater(data["files_watched"], 3)
+        self.assertIn("cache_bytes", data)
+        self.assertEqual(self.server.get("/__folio/other").status, 404)
+
+
+class AccessLog(ArticleTestCase):
+    def test_common_format(self):
+        before = len(self.server.log_lines)
+        self.server.get("/style.css", User_Agent="probe/1")
+        self.server.get('/missing"\x1b[31m'.replace("\x1b", "%1B").replace('"', "%22"))
+        lines = self.server.wait_log(before + 2)[before:]
+        self.assertEqual(len(lines), 2, lines)
+        self.assertRegex(lines[0], r'^127\.0\.0\.1 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] '
+                                   r'"GET /style\.css HTTP/1\.1" 200 %d\n$' % len(self.file("www/style.css")))
+        self.assertIn('"GET /missing%22%1B[31m HTTP/1.1" 404', lines[1])
+
+    def test_raw_control_bytes_are_escaped(self):
+        before = len(self.server.log_lines)
+        self.server.raw(b"GET /x\x01y HTTP/1.1\r\nHost: a\r\nUser-Agent: \"evil\"\r\n\r\n")
+        time.sleep(0.3)
+        for line in self.server.log_lines[before:]:
+            self.assertNotIn("\x01", line)
+            self.assertEqual(line.count("\n"), 1)
+
+
+class LogFormats(ArticleTestCase):
+    server_args = ("--log-format", "json")
+
+    def test_json_lines(self):
+        before = len(self.server.log_lines)
+        self.server.get("/style.css", Referer="http://x/", User_Agent='say "hi"')
+        line = self.server.wait_log(before + 1)[before]
+        entry = json.loads(line)
+        self.assertEqual((entry["method"], entry["uri"], entry["status"]), ("GET", "/style.css", 200))
+        self.assertEqual(entry["user_agent"], 'say "hi"')
+        self.assertEqual(entry["bytes"], len(self.file("www/style.css")))
+        self.assertGreaterEqual(entry["duration_ms"], 0)
+
+
+class Concurrency(ArticleTestCase):
+    def test_many_parallel_clients(self):
+        errors, results = [], []
+
+        def worker():
+            try:
+                for path in ("/", "/fragments/plot.html", AUDIO, "/assets/images/big.svg"):
+                    r = self.server.get(path, Accept_Encoding="gzip")
+                    results.append(r.status)
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker) for _ in range(40)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(errors, [])
+        self.assertEqual(results, [200] * 160)
+
+
+class CombinedAndQuiet(ArticleTestCase):
+    server_args = ("--log-format", "combined", "--quiet")
+
+    def test_quiet_writes_no_log(self):
+        self.server.get("/")
+        time.sleep(0.3)
+        self.assertEqual(self.server.log_lines, [])
+
+
+if __name__ == "__main__":
+    main()
