@@ -154,6 +154,8 @@ const root = makeFixture();
 const file = (rel) => path.join(root, rel);
 let folio = await startFolio({ root });
 const port = folio.port;
+// Whatever happens below (a browser that will not launch, a throw), no server outlives us.
+process.on('exit', () => { if (!folio.exited()) folio.proc.kill('SIGKILL'); });
 const browser = await launchBrowser();
 const context = await browser.newContext();
 const pg = await context.newPage();

@@ -473,6 +473,7 @@ class IdleTimeoutTest(LiveReloadTestCase):
 class ShutdownTest(unittest.TestCase):
     def test_sigterm_ends_streams_and_exits_promptly(self):
         tmp = tempfile.mkdtemp(prefix="folio-lr-")
+        server = None
         try:
             root = make_root(tmp)
             server = Server(root).__enter__()
@@ -490,6 +491,9 @@ class ShutdownTest(unittest.TestCase):
             self.assertEqual(code, 0)
             self.assertLess(took, 4.0, "SIGTERM with open streams took %.2f s" % took)
         finally:
+            if server is not None and server.proc.poll() is None:
+                server.proc.kill()  # a failed test must not leave a server behind
+                server.proc.wait(5)
             shutil.rmtree(tmp, ignore_errors=True)
 
 
