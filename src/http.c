@@ -166,6 +166,9 @@ static enum MHD_Result respond_error(struct MHD_Connection *conn, struct request
     if (status == 405) {
         add_header(resp, "Allow", "GET, HEAD, OPTIONS");
     }
+    if (status == 400) {
+        add_header(resp, "Connection", "close"); /* whatever follows a bad request is suspect too */
+    }
     return queue(conn, req, status, resp, len);
 }
 
@@ -528,6 +531,10 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
         req->headers_seen = true;
         return MHD_YES;
     }
+    if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
+        !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)) {
+        return respond_error(conn, req, 400); /* RFC 9112 3.2: MUST */
+    }
     if (strcmp(method, "OPTIONS") == 0) {
         struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
         if (resp) {
@@ -761,10 +768,9 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     if (!s) {
         return;
     }
+    /* New connections wait in the kernel's backlog and are refused when we
+     * close; MHD says the socket may only be closed after the daemon stops. */
     MHD_socket listener = MHD_quiesce_daemon(s->daemon);
-    if (listener != MHD_INVALID_SOCKET) {
-        close(listener);
-    }
     if (s->ctx.hub) {
         sse_hub_close(s->ctx.hub, 2000);
     }
@@ -773,5 +779,8 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
         nanosleep(&tick, NULL);
     }
     MHD_stop_daemon(s->daemon);
+    if (listener != MHD_INVALID_SOCKET) {
+        close(listener);
+    }
     free(s);
 }

@@ -1,0 +1,225 @@
+"""The command line, environment and config file as a user meets them: a bad
+value is one clear line on stderr and exit status 2; signals stop the
+server cleanly."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+from folio import FOLIO, Server, main, make_article
+
+
+def run(*args, env=None, cwd=None, timeout=10):
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("FOLIO_") and k != "PORT"}
+    full_env.update(env or {})
+    return subprocess.run([FOLIO, *args], capture_output=True, text=True, env=full_env,
+                          cwd=cwd, timeout=timeout)
+
+
+class Fixture(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="folio-cli-")
+        cls.root = os.path.join(cls.tmp, "article")
+        for d in ("www", "fragments", "assets"):
+            os.makedirs(os.path.join(cls.root, d))
+        with open(os.path.join(cls.root, "www", "index.html"), "w") as f:
+            f.write("<!doctype html><title>t</title><p>hello</p>\n")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def config(self, text):
+        path = os.path.join(self.tmp, "folio.conf")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def assert_bad(self, result, *needles):
+        self.assertEqual(result.returncode, 2, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertTrue(lines[0].startswith("folio: "), lines[0])
+        for needle in needles:
+            self.assertIn(needle, lines[0])
+        self.assertEqual(result.stdout, "")
+
+
+class Usage(Fixture):
+    def test_help_and_version(self):
+        r = run("--help")
+        self.assertEqual(r.returncode, 0)
+        for option in ("--root", "--config", "--host", "--port", "--threads", "--[no-]live-reload",
+                       "--log-format", "--[no-]quiet", "--[no-]production", "--help", "--version"):
+            self.assertIn(option, r.stdout)
+        r = run("--version")
+        self.assertEqual((r.returncode, r.stdout), (0, "folio 0.1.0\n"))
+
+    def test_bad_flags(self):
+        self.assert_bad(run("--root", self.root, "--port", "99999"), "--port", "'99999'", "0 to 65535")
+        self.assert_bad(run("--root", self.root, "--log-format", "xml"), "--log-format", "common, combined, json")
+        self.assert_bad(run("--root", self.root, "--threads", "0"), "--threads")
+        self.assert_bad(run("--root", self.root, "--bogus"), "unknown option '--bogus'")
+        self.assert_bad(run("--root", self.root, "--port"), "--port needs a value")
+        self.assert_bad(run("--root", self.root, "stray"), "unexpected argument 'stray'")
+
+    def test_bad_environment(self):
+        self.assert_bad(run("--root", self.root, env={"PORT": "eighty"}), "PORT:", "'eighty'")
+        self.assert_bad(run("--root", self.root, env={"FOLIO_LIVE_RELOAD": "perhaps"}),
+                        "FOLIO_LIVE_RELOAD", "yes/no")
+
+    def test_missing_folders(self):
+        self.assert_bad(run("--root", os.path.join(self.tmp, "nope")), "root", "nope", "No such file")
+        partial = os.path.join(self.tmp, "partial")
+        os.makedirs(os.path.join(partial, "www"), exist_ok=True)
+        self.assert_bad(run("--root", partial), "route /fragments/", "fragments", "No such file")
+
+    def test_bad_config_file(self):
+        path = self.config("[server]\nport = 8080\nthreads = many\n")
+        self.assert_bad(run("--root", self.root, "--config", path), path + ":3:", "threads", "'many'")
+        path = self.config("[server]\nthis is not ini\n")
+        self.assert_bad(run("--root", self.root, "--config", path), path + ":2:")
+        path = self.config("[routes]\n/extra/ = missing-folder\n")
+        self.assert_bad(run("--root", self.root, "--config", path), "route /extra/", "missing-folder")
+        self.assert_bad(run("--root", self.root, "--config", os.path.join(self.tmp, "absent.conf")),
+                        "absent.conf", "No such file")
+        self.assert_bad(run("--root", self.root, env={"FOLIO_CONFIG": self.tmp}), "config", self.tmp)
+
+    def test_default_config_is_read_from_the_working_folder(self):
+        os.makedirs(os.path.join(self.tmp, "cwd", "config"), exist_ok=True)
+        with open(os.path.join(self.tmp, "cwd", "config", "folio.conf"), "w") as f:
+            f.write("[server]\nlog-format = yaml\n")
+        self.assert_bad(run("--root", self.root, cwd=os.path.join(self.tmp, "cwd")),
+                        "config/folio.conf:2:", "log-format")
+
+
+class Layers(Fixture):
+    def test_precedence(self):
+        path = self.config("[server]\nlog-format = combined\nproduction = yes\n")
+        # file says combined, environment says json, the flag says common
+        with Server(self.root, "--config", path, env={"FOLIO_LOG_FORMAT": "json"}) as s:
+            s.get("/")
+            line = s.wait_log(1)[0]
+            json.loads(line)
+            self.assertEqual(json.loads(s.get("/__folio/health").body)["mode"], "production")
+        with Server(self.root, "--config", path, "--log-format", "common",
+                    env={"FOLIO_LOG_FORMAT": "json"}) as s:
+            s.get("/")
+            self.assertRegex(s.wait_log(1)[0], r'^127\.0\.0\.1 - - \[.*\] "GET / HTTP/1\.1" 200 \d+\n$')
+
+    def test_routes_from_config(self):
+        os.makedirs(os.path.join(self.root, "extra"), exist_ok=True)
+        with open(os.path.join(self.root, "extra", "data.json"), "w") as f:
+            f.write('{"mounted": true}\n')
+        path = self.config("[routes]\n/data/ = extra\n/fragments/ =\n")
+        with Server(self.root, "--config", path) as s:
+            self.assertEqual(s.get("/data/data.json").body, b'{"mounted": true}\n')
+            self.assertEqual(s.get("/fragments/x.html").status, 404)
+
+    def test_port_zero_prints_the_port(self):
+        with Server(self.root) as s:
+            self.assertRegex(s.banner, r"^folio: serving .*article \(preview, live reload\) at "
+                                       r"http://127\.0\.0\.1:\d+/\n$")
+            self.assertNotEqual(s.port, 0)
+            self.assertEqual(s.get("/").status, 200)
+
+    def test_port_from_environment(self):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if k != "FOLIO_PORT"}
+        env["PORT"] = str(port)
+        proc = subprocess.Popen([FOLIO, "--root", self.root], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, text=True)
+        try:
+            line = proc.stdout.readline()
+            self.assertIn("http://127.0.0.1:%d/" % port, line)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(10), 0)
+
+    def test_port_in_use(self):
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            r = run("--root", self.root, "--port", str(port))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot listen on 127.0.0.1 port %d" % port, r.stderr)
+        self.assertIn("in use", r.stderr)
+
+    def test_ipv6_loopback(self):
+        r = Server(self.root)
+        r.args = ["--host", "::1"]
+        proc = subprocess.Popen([FOLIO, "--root", self.root, "--host", "::1", "--port", "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = proc.stdout.readline()
+            self.assertRegex(line, r"http://\[::1\]:\d+/")
+            port = int(line.rsplit(":", 1)[1].strip("/\n"))
+            with socket.create_connection(("::1", port), timeout=5) as c:
+                c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                self.assertTrue(c.recv(100).startswith(b"HTTP/1.1 200"))
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(10), 0)
+
+
+class Shutdown(Fixture):
+    def test_sigterm_and_sigint_exit_zero(self):
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            s = Server(self.root).__enter__()
+            self.assertEqual(s.get("/").status, 200)
+            start = time.time()
+            self.assertEqual(s.stop(sig), 0)
+            self.assertLess(time.time() - start, 3)
+            self.assertIn("stopping", s.stderr_text)
+
+    def test_request_in_flight_completes(self):
+        big = os.path.join(self.root, "assets", "big.bin")
+        with open(big, "wb") as f:
+            f.write(os.urandom(1 << 20) * 24)
+        s = Server(self.root, "--grace", "10").__enter__()
+        got = {}
+
+        def slow_download():
+            with socket.create_connection(("127.0.0.1", s.port), timeout=20) as c:
+                c.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                data = []
+                while True:
+                    b = c.recv(65536)
+                    if not b:
+                        break
+                    data.append(b)
+                    if len(data) < 20:
+                        time.sleep(0.05)  # slow at first, so SIGTERM lands mid-body
+                got["bytes"] = sum(len(b) for b in data)
+
+        t = threading.Thread(target=slow_download)
+        t.start()
+        time.sleep(0.3)
+        s.proc.send_signal(signal.SIGTERM)
+        # Draining: a new connection is not served (MHD keeps the listening
+        # socket open, unaccepted, until the daemon stops; then it is refused).
+        time.sleep(0.2)
+        try:
+            with socket.create_connection(("127.0.0.1", s.port), timeout=1) as late:
+                late.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                self.assertEqual(late.recv(100), b"")
+        except OSError:
+            pass  # refused or timed out: either way not served
+        t.join(30)
+        self.assertEqual(s.stop(), 0)
+        self.assertGreater(got["bytes"], 24 << 20)  # the whole body (plus headers) arrived
+        os.remove(big)
+
+
+if __name__ == "__main__":
+    main()

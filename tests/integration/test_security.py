@@ -1,0 +1,183 @@
+"""Hostile input over raw sockets: traversal in every encoding, links out of
+the folders, dotfiles, malformed requests, oversized headers, slow clients.
+Whatever comes in, nothing outside the article is served and the server
+keeps answering."""
+import os
+import socket
+import time
+
+from folio import SECRET, ArticleTestCase, main, status_of
+
+
+def get(path, extra=b""):
+    return b"GET " + path + b" HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + extra + b"\r\n"
+
+
+class Traversal(ArticleTestCase):
+    attempts = [
+        b"/../secret.txt",
+        b"/../../../../../../etc/passwd",
+        b"/%2e%2e/secret.txt",
+        b"/%2E%2E/%2e%2E/secret.txt",
+        b"/.%2e/secret.txt",
+        b"/%2e./secret.txt",
+        b"/assets/../../secret.txt",
+        b"/assets/%2e%2e/%2e%2e/secret.txt",
+        b"/fragments/..%2f..%2fsecret.txt",
+        b"/..%2fsecret.txt",
+        b"/..%5csecret.txt",
+        b"/..\\secret.txt",
+        b"/%252e%252e/secret.txt",
+        b"/%c0%ae%c0%ae/secret.txt",
+        b"/%e0%80%ae%e0%80%ae/secret.txt",
+        b"/....//secret.txt",
+        b"/./../secret.txt",
+        b"//../secret.txt",
+        b"/assets/./../../www-evil/page.html",
+        b"/../www-evil/page.html",
+        b"/evil-dir/page.html",          # symlinked folder pointing out
+        b"/sub/escape.txt",              # relative symlink out
+        b"/absolute.txt",                # absolute symlink out
+        b"/%2fsecret.txt",
+        b"http://t/../secret.txt",
+        b"/secret.txt%00.html",
+        b"/.env",
+        b"/.git/config",
+        b"/%2egit/config",
+        b"/.hidden/page.html",
+        b"/sub/../.env",
+        b"/assets/../.env",
+    ]
+
+    def test_nothing_outside_is_served(self):
+        for path in self.attempts:
+            resp = self.server.raw(get(path))
+            status = status_of(resp)
+            self.assertNotIn(SECRET, resp, path)
+            self.assertIn(status, (400, 404), (path, resp[:200]))
+        self.assertTrue(self.server.alive())
+
+    def test_expected_statuses(self):
+        for path, status in ((b"/%2e%2e/secret.txt", 404), (b"/..%2fsecret.txt", 400),
+                             (b"/secret.txt%00.html", 400), (b"/.env", 404),
+                             (b"/evil-dir/page.html", 404), (b"/%zz", 400), (b"/%4", 400)):
+            self.assertEqual(status_of(self.server.raw(get(path))), status, path)
+
+    def test_links_inside_work(self):
+        r = self.server.get("/alias.css")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.body, self.file("www/style.css"))
+
+    def test_clamped_dot_segments_stay_inside(self):
+        # Like a browser: ".." above the root stays at the root.
+        self.assertEqual(self.server.get("/../style.css").body, self.file("www/style.css"))
+        self.assertEqual(self.server.get("/assets/../style.css").body, self.file("www/style.css"))
+
+    def test_fifo_is_not_served_and_does_not_block(self):
+        start = time.time()
+        self.assertEqual(self.server.get("/pipe.html").status, 404)
+        self.assertLess(time.time() - start, 3)
+
+
+class Malformed(ArticleTestCase):
+    requests = [
+        b"GARBAGE\r\n\r\n",
+        b"GET\r\n\r\n",
+        b"GET /\r\n\r\n",
+        b"GET / HTTP/9.9\r\nHost: t\r\n\r\n",
+        b"GET / HTTP/1.1\r\n\r\n",                      # HTTP/1.1 without Host
+        b"GET / HTTP/1.1\r\nHost t\r\n\r\n",             # header without a colon
+        b"GET / HTTP/1.1\r\nHost: t\r\n folded: x\r\n\r\n",
+        b"\x00\x01\x02\x03\xff\xfe\r\n\r\n",
+        b"GET /\x00 HTTP/1.1\r\nHost: t\r\n\r\n",
+        b"GET " + b"/a" * 40000 + b" HTTP/1.1\r\nHost: t\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + b"x" * 100000 + b"\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: t\r\n" + b"X-Many: y\r\n" * 5000 + b"\r\n",
+        b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: -5\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999999999999999\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello",
+        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nRange: bytes=" + b"0-1," * 5000 + b"\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAccept-Encoding: " + b"gzip;q=0.5," * 2000 + b"\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nIf-None-Match: " + b'"a",' * 3000 + b"\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nIf-Modified-Since: Sun, 99 Foo 99999 99:99:99 GMT\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nRange: bytes=18446744073709551615-18446744073709551616\r\n\r\n",
+    ]
+
+    def test_every_bad_request_gets_an_answer_or_a_close(self):
+        for data in self.requests:
+            resp = self.server.raw(data, timeout=2)
+            status = status_of(resp)
+            # A clear status, or (for bytes that are not HTTP at all) a close.
+            self.assertTrue(status is None or 200 <= status < 600, (data[:60], resp[:100]))
+            if resp:
+                self.assertTrue(resp.startswith(b"HTTP/1."), (data[:60], resp[:100]))
+            self.assertTrue(self.server.alive(), data[:60])
+
+    def test_specific_answers(self):
+        self.assertEqual(status_of(self.server.raw(self.requests[4])), 400)  # no Host
+        big = status_of(self.server.raw(self.requests[10]))
+        self.assertIn(big, (413, 431))
+        long_url = status_of(self.server.raw(self.requests[9]))
+        self.assertIn(long_url, (414, 431, 413))
+        self.assertEqual(status_of(self.server.raw(self.requests[15])), 405)
+
+    def test_pipelined_requests(self):
+        data = (b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n"
+                b"GET /missing HTTP/1.1\r\nHost: t\r\n\r\n"
+                b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        resp = self.server.raw(data)
+        self.assertEqual(resp.count(b"HTTP/1.1 200 OK"), 2)
+        self.assertEqual(resp.count(b"HTTP/1.1 404 Not Found"), 1)
+
+
+class SlowClients(ArticleTestCase):
+    server_args = ("--timeout", "2", "--per-ip-limit", "8")
+
+    def test_idle_connection_is_closed(self):
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as s:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n")  # never finishes its headers
+            start = time.time()
+            data = s.recv(100)
+            waited = time.time() - start
+        self.assertEqual(data, b"")
+        self.assertLess(waited, 6)
+        self.assertGreater(waited, 1)
+
+    def test_slowloris_does_not_starve_others(self):
+        hogs = []
+        try:
+            for _ in range(6):
+                s = socket.create_connection(("127.0.0.1", self.server.port), timeout=5)
+                s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\nX-Slow: ")
+                hogs.append(s)
+            start = time.time()
+            self.assertTrue(self.server.alive())
+            self.assertLess(time.time() - start, 1.5)
+        finally:
+            for s in hogs:
+                s.close()
+
+    def test_per_ip_limit(self):
+        socks = []
+        try:
+            for _ in range(8):
+                socks.append(socket.create_connection(("127.0.0.1", self.server.port), timeout=5))
+            time.sleep(0.2)
+            extra = socket.create_connection(("127.0.0.1", self.server.port), timeout=5)
+            extra.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            try:
+                refused = extra.recv(100) == b""
+            except ConnectionResetError:
+                refused = True
+            extra.close()
+            self.assertTrue(refused, "a ninth connection from one address was served")
+        finally:
+            for s in socks:
+                s.close()
+        time.sleep(0.3)
+        self.assertTrue(self.server.alive())
+
+
+if __name__ == "__main__":
+    main()
