@@ -23,6 +23,7 @@ struct cache {
     size_t bucket_count, entry_count;
     struct entry *lru_head, *lru_tail;
     size_t bytes, max_bytes;
+    uint64_t generation;
 };
 
 void file_id_from_stat(struct file_id *id, const struct stat *st)
@@ -148,8 +149,16 @@ struct body *cache_get(struct cache *c, const char *path, const char *variant,
     return found;
 }
 
+uint64_t cache_generation(struct cache *c)
+{
+    pthread_mutex_lock(&c->lock);
+    uint64_t generation = c->generation;
+    pthread_mutex_unlock(&c->lock);
+    return generation;
+}
+
 void cache_put(struct cache *c, const char *path, const char *variant, const struct file_id *id,
-               struct body *body)
+               struct body *body, uint64_t generation)
 {
     if (body->len > c->max_bytes / 8) {
         return;
@@ -167,6 +176,12 @@ void cache_put(struct cache *c, const char *path, const char *variant, const str
     e->body = body_ref(body);
 
     pthread_mutex_lock(&c->lock);
+    if (generation != c->generation) {
+        pthread_mutex_unlock(&c->lock);
+        body_unref(e->body);
+        free(e);
+        return;
+    }
     struct entry **slot = find_slot(c, e->hash, path, variant);
     if (*slot) {
         remove_at(c, slot);
@@ -193,6 +208,7 @@ void cache_invalidate(struct cache *c, const char *path)
         len--;
     }
     pthread_mutex_lock(&c->lock);
+    c->generation++;
     for (struct entry *e = c->lru_head, *next; e; e = next) {
         next = e->lru_next;
         if (strncmp(e->path, path, len) == 0 && (e->path[len] == '\0' || e->path[len] == '/')) {
@@ -205,6 +221,7 @@ void cache_invalidate(struct cache *c, const char *path)
 void cache_clear(struct cache *c)
 {
     pthread_mutex_lock(&c->lock);
+    c->generation++;
     while (c->lru_head) {
         remove_entry(c, c->lru_head);
     }

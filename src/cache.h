@@ -39,10 +39,16 @@ void cache_destroy(struct cache *c); /* accepts NULL */
 struct body *cache_get(struct cache *c, const char *path, const char *variant,
                        const struct file_id *id);
 
+/* A counter that every invalidation moves on. Read it before reading a file
+ * to derive a body from it, and hand it to cache_put. */
+uint64_t cache_generation(struct cache *c);
+
 /* Keeps body (the cache takes its own reference) for (path, variant),
- * replacing any older one. */
+ * replacing any older one, unless an invalidation happened since
+ * generation was read: the body may then hold bytes from before an edit
+ * that kept size and mtime, and is served once but not kept. */
 void cache_put(struct cache *c, const char *path, const char *variant, const struct file_id *id,
-               struct body *body);
+               struct body *body, uint64_t generation);
 
 /* Drops every variant of path, and of everything below it when it is a folder. */
 void cache_invalidate(struct cache *c, const char *path);

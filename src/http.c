@@ -287,9 +287,10 @@ static struct body *derive(struct http_server *s, const char *key, const char *v
                            struct body *(*build)(struct http_server *, struct representation *, void *),
                            void *arg)
 {
+    uint64_t generation = cache_generation(s->ctx.cache);
     struct body *b = cache_get(s->ctx.cache, key, variant, id);
     if (!b && (b = build(s, rep, arg)) != NULL) {
-        cache_put(s->ctx.cache, key, variant, id, b);
+        cache_put(s->ctx.cache, key, variant, id, b, generation);
     }
     return b;
 }

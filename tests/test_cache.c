@@ -19,7 +19,7 @@ static void test_hit_and_identity(void **state)
 {
     struct cache *c = cache_create(1 << 20);
     struct body *b = text("compressed");
-    cache_put(c, "/w/a.css", "gzip", &v1, b);
+    cache_put(c, "/w/a.css", "gzip", &v1, b, cache_generation(c));
     body_unref(b);
 
     struct body *hit = cache_get(c, "/w/a.css", "gzip", &v1);
@@ -40,8 +40,8 @@ static void test_invalidate_path_and_folder(void **state)
     const char *paths[] = {"/w/a.html", "/w/sub/b.html", "/w/sub/c.html", "/w/subway.html"};
     for (size_t i = 0; i < 4; i++) {
         struct body *b = text("x");
-        cache_put(c, paths[i], "gzip", &v1, b);
-        cache_put(c, paths[i], "doc:0", &v1, b);
+        cache_put(c, paths[i], "gzip", &v1, b, cache_generation(c));
+        cache_put(c, paths[i], "doc:0", &v1, b, cache_generation(c));
         body_unref(b);
     }
     cache_invalidate(c, "/w/a.html");
@@ -66,7 +66,7 @@ static void test_budget_evicts_least_recent(void **state)
         struct body *b = body_create(1000);
         memset(b->data, 'a' + i, 1000);
         snprintf(name, sizeof(name), "/f%d", i);
-        cache_put(c, name, "gzip", &v1, b);
+        cache_put(c, name, "gzip", &v1, b, cache_generation(c));
         body_unref(b);
         if (i == 5) { /* touch f0 so f1 is the oldest */
             body_unref(cache_get(c, "/f0", "gzip", &v1));
@@ -82,7 +82,7 @@ static void test_budget_evicts_least_recent(void **state)
     body_unref(f9);
 
     struct body *big = body_create(1001); /* over an eighth of the budget */
-    cache_put(c, "/big", "gzip", &v1, big);
+    cache_put(c, "/big", "gzip", &v1, big, cache_generation(c));
     assert_null(cache_get(c, "/big", "gzip", &v1));
     body_unref(big);
     cache_destroy(c);
@@ -92,7 +92,7 @@ static void test_reference_outlives_eviction(void **state)
 {
     struct cache *c = cache_create(1 << 20);
     struct body *b = text("still being sent");
-    cache_put(c, "/a", "gzip", &v1, b);
+    cache_put(c, "/a", "gzip", &v1, b, cache_generation(c));
     body_unref(b);
     struct body *sending = cache_get(c, "/a", "gzip", &v1);
     cache_invalidate(c, "/a");
@@ -105,8 +105,8 @@ static void test_replace_same_key(void **state)
 {
     struct cache *c = cache_create(1 << 20);
     struct body *a = text("old"), *b = text("newer");
-    cache_put(c, "/a", "gzip", &v1, a);
-    cache_put(c, "/a", "gzip", &v2, b);
+    cache_put(c, "/a", "gzip", &v1, a, cache_generation(c));
+    cache_put(c, "/a", "gzip", &v2, b, cache_generation(c));
     body_unref(a);
     body_unref(b);
     assert_int_equal(cache_bytes(c), 5);
@@ -117,6 +117,26 @@ static void test_replace_same_key(void **state)
     cache_destroy(c);
 }
 
+static void test_put_after_invalidation_is_dropped(void **state)
+{
+    /* A request read the file, an edit (same size, same mtime tick) was
+     * invalidated meanwhile: what the request derived must not be kept. */
+    struct cache *c = cache_create(1 << 20);
+    uint64_t before = cache_generation(c);
+    cache_invalidate(c, "/w/a.css");
+    struct body *b = text("old bytes");
+    cache_put(c, "/w/a.css", "gzip", &v1, b, before);
+    body_unref(b);
+    assert_null(cache_get(c, "/w/a.css", "gzip", &v1));
+    b = text("new bytes");
+    cache_put(c, "/w/a.css", "gzip", &v1, b, cache_generation(c));
+    body_unref(b);
+    struct body *kept = cache_get(c, "/w/a.css", "gzip", &v1);
+    assert_non_null(kept);
+    body_unref(kept);
+    cache_destroy(c);
+}
+
 static void test_many_entries_grow_table(void **state)
 {
     struct cache *c = cache_create(64 << 20);
@@ -124,7 +144,7 @@ static void test_many_entries_grow_table(void **state)
     for (int i = 0; i < 5000; i++) {
         snprintf(name, sizeof(name), "/f/%d.css", i);
         struct body *b = text(name);
-        cache_put(c, name, "gzip", &v1, b);
+        cache_put(c, name, "gzip", &v1, b, cache_generation(c));
         body_unref(b);
     }
     for (int i = 0; i < 5000; i += 97) {
@@ -145,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_budget_evicts_least_recent),
         cmocka_unit_test(test_reference_outlives_eviction),
         cmocka_unit_test(test_replace_same_key),
+        cmocka_unit_test(test_put_after_invalidation_is_dropped),
         cmocka_unit_test(test_many_entries_grow_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
