@@ -18,6 +18,11 @@ import unittest
 FOLIO = os.path.abspath(os.environ.get("FOLIO_BIN") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "src", "folio"))
 
+# Set by the "leakcheck" test setup: run folio under valgrind, whose
+# --error-exitcode turns a leak or a bad read into a failed exit status.
+WRAPPER = os.environ.get("FOLIO_WRAPPER", "").split()
+SLOWDOWN = 10 if WRAPPER else 1  # valgrind's factor, for the few bounded waits
+
 SECRET = b"TOP-SECRET-OUTSIDE-THE-ARTICLE"
 
 
@@ -111,9 +116,9 @@ class Server:
 
     def __enter__(self):
         self.proc = subprocess.Popen(
-            [FOLIO, "--root", self.root, "--host", "127.0.0.1", "--port", "0", *self.args],
+            [*WRAPPER, FOLIO, "--root", self.root, "--host", "127.0.0.1", "--port", "0", *self.args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, cwd=self.root)
-        deadline = time.time() + 10
+        deadline = time.time() + (60 if WRAPPER else 10)
         first = b""
         while time.time() < deadline and not first.endswith(b"\n"):
             r, _, _ = select.select([self.proc.stdout], [], [], 0.2)
@@ -200,8 +205,17 @@ class Server:
                     break
             return b"".join(chunks)
 
-    def alive(self):
-        return self.get("/__folio/health").status == 200
+    def alive(self, patience=0):
+        """True when the server answers its health check, trying for up to
+        patience seconds (closed connections take a moment to be counted out)."""
+        deadline = time.time() + patience
+        while True:
+            try:
+                return self.get("/__folio/health").status == 200
+            except OSError:
+                if time.time() >= deadline:
+                    raise
+                time.sleep(0.1)
 
 
 def status_of(raw_response):
