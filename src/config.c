@@ -34,7 +34,6 @@ static const struct setting {
     {"threads", KIND_UINT, AT(threads), 1, 256, "N", "worker threads (number of CPUs)"},
     {"production", KIND_BOOL, AT(production), 0, 0, NULL, "production mode: caching headers, no live reload"},
     {"live-reload", KIND_TRISTATE, AT(live_reload), 0, 0, NULL, "watch files and reload browsers (on in preview)"},
-    {"base-path", KIND_STRING, AT(base_path), 0, 0, "PATH", "URL prefix a reverse proxy strips, e.g. /article"},
     {"trust-proxy", KIND_BOOL, AT(trust_proxy), 0, 0, NULL, "take the client address from X-Forwarded-For"},
     {"log-format", KIND_LOG_FORMAT, AT(log_format), 0, 0, "FMT", "access log: common, combined or json (common)"},
     {"quiet", KIND_BOOL, AT(quiet), 0, 0, NULL, "no access log"},
@@ -71,7 +70,6 @@ void config_init(struct config *c)
     *c = (struct config){
         .root = xstrdup("."),
         .host = xstrdup("127.0.0.1"),
-        .base_path = xstrdup(""),
         .port = 8000,
         .threads = 0,
         .live_reload = -1,
@@ -101,7 +99,6 @@ void config_finish(struct config *c)
     free(c->root);
     free(c->config_path);
     free(c->host);
-    free(c->base_path);
     for (size_t i = 0; i < c->route_count; i++) {
         free(c->routes[i].prefix);
         free(c->routes[i].dir);
@@ -180,22 +177,9 @@ static bool parse_unsigned(const char *v, bool with_suffix, unsigned long long *
     return *end == '\0';
 }
 
-static bool set_string(char **field, const char *key, const char *value, char *err, size_t err_size)
+static bool set_string(char **field, const char *value, char *err, size_t err_size)
 {
-    if (!strcmp(key, "base-path") && value[0]) {
-        size_t len = strlen(value);
-        if (value[0] != '/' || strstr(value, "//") || strstr(value, "/.") || strpbrk(value, "?#%\\ ")) {
-            return fail(err, err_size, "'%s' is not a URL path like /article", value);
-        }
-        char *copy = xstrdup(value);
-        while (len > 1 && copy[len - 1] == '/') { /* "/article/" and "/article" are one prefix */
-            copy[--len] = '\0';
-        }
-        free(*field);
-        *field = strcmp(copy, "/") ? copy : (free(copy), xstrdup(""));
-        return true;
-    }
-    if (!value[0] && strcmp(key, "base-path") != 0) {
+    if (!value[0]) {
         return fail(err, err_size, "needs a value");
     }
     free(*field);
@@ -214,7 +198,7 @@ bool config_set(struct config *c, const char *key, const char *value, char *err,
     unsigned long long n;
     switch (s->kind) {
     case KIND_STRING:
-        return set_string(field, s->name, value, err, err_size);
+        return set_string(field, value, err, err_size);
     case KIND_UINT:
     case KIND_BYTES:
         if (!parse_unsigned(value, s->kind == KIND_BYTES, &n) || n < s->min || n > s->max) {

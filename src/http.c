@@ -256,21 +256,6 @@ static bool loads_as_document(struct MHD_Connection *conn, const struct route *r
            strcmp(dest, "frame") == 0 || strcmp(dest, "embed") == 0 || strcmp(dest, "object") == 0;
 }
 
-/* The injected client's URL, relative to the page so it survives any proxy
- * prefix: one "../" per folder in the target as the browser sent it. */
-static void client_snippet(const char *target, char *out, size_t size)
-{
-    size_t depth = 0;
-    for (const char *p = target + 1; *p && *p != '?'; p++) {
-        depth += *p == '/';
-    }
-    size_t n = (size_t)snprintf(out, size, "<script src=\"");
-    for (size_t i = 0; i < depth && n + 40 < size; i++) {
-        n += (size_t)snprintf(out + n, size - n, "../");
-    }
-    snprintf(out + n, size - n, "__folio/reload.js\" defer></script>");
-}
-
 struct representation {
     const char *type;
     bool compressible, gzip;
@@ -392,9 +377,8 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *r
 
     /* The live-reload client goes into pages, never into fragments. */
     if (s->ctx.hub && strncmp(rep.type, "text/html", 9) == 0 && loads_as_document(conn, route)) {
-        char snippet[512], variant[32];
-        client_snippet(req->target, snippet, sizeof(snippet));
-        size_t depth = (strlen(snippet) - strlen("<script src=\"__folio/reload.js\" defer></script>")) / 3;
+        char snippet[3 * PATH_MAX / 2 + 64], variant[32]; /* fits a "../" per folder */
+        size_t depth = livereload_script_tag(req->target, snippet, sizeof(snippet));
         snprintf(variant, sizeof(variant), "doc:%zu", depth);
         struct body *doc = derive(s, key, variant, &id, &rep, build_document, snippet);
         if (doc) {

@@ -157,36 +157,20 @@ oom:
     return false;
 }
 
-char *livereload_script_tag(const char *base_path)
+size_t livereload_script_tag(const char *target, char *out, size_t size)
 {
-    static const char head[] = "<script src=\"";
-    static const char tail[] = "__folio/reload.js\" defer></script>";
-    size_t need = sizeof head + sizeof tail;
-    for (const char *p = base_path; *p; p++) {
-        need += 6; /* worst case: &quot; */
+    size_t depth = 0;
+    for (const char *p = target + (*target == '/'); *p && *p != '?' && *p != '#'; p++) {
+        depth += *p == '/';
     }
-    char *out = malloc(need);
-    if (out == NULL) {
-        return NULL;
+    size_t n = (size_t)snprintf(out, size, "<script src=\"");
+    for (size_t i = 0; i < depth && n < size; i++) {
+        n += (size_t)snprintf(out + n, size - n, "../");
     }
-    char *o = out;
-    memcpy(o, head, sizeof head - 1);
-    o += sizeof head - 1;
-    for (const char *p = base_path; *p; p++) {
-        const char *esc = NULL;
-        switch (*p) {
-        case '&': esc = "&amp;"; break;
-        case '"': esc = "&quot;"; break;
-        case '<': esc = "&lt;"; break;
-        case '>': esc = "&gt;"; break;
-        default: *o++ = *p; continue;
-        }
-        size_t l = strlen(esc);
-        memcpy(o, esc, l);
-        o += l;
+    if (n < size) {
+        snprintf(out + n, size - n, "__folio/reload.js\" defer></script>");
     }
-    memcpy(o, tail, sizeof tail);
-    return out;
+    return depth;
 }
 
 /* Watcher thread: invalidate first, then tell the browsers. */

@@ -81,10 +81,15 @@ void livereload_events_free(struct livereload_event *events, size_t n);
 const char *livereload_kind_name(enum livereload_kind kind);
 
 /*
- * Pure: `<script src="<base_path>__folio/reload.js" defer></script>`, with
- * @base_path ("/" or "/prefix/", ending with '/') HTML-escaped. malloc'd.
+ * Pure: writes into @out (NUL-terminated, truncated to @size) the tag that
+ * loads the client into a page requested as @target (the request target as
+ * the browser sent it, query included or not):
+ * `<script src="../../__folio/reload.js" defer></script>`, one "../" per
+ * folder, so the src is relative to the page and stays right under any
+ * proxy prefix without the server knowing the prefix. Returns that number of
+ * folders: the injected bytes depend on it, so the cache keys pages by it.
  */
-char *livereload_script_tag(const char *base_path);
+size_t livereload_script_tag(const char *target, char *out, size_t size);
 
 /*
  * Starts watching every route's folder. @invalidate and @invalidate_all may

@@ -122,15 +122,27 @@ static void test_plan_table(void **state)
 static void test_script_tag(void **state)
 {
     (void)state;
-    char *t = livereload_script_tag("/");
-    assert_string_equal(t, "<script src=\"/__folio/reload.js\" defer></script>");
-    free(t);
-    t = livereload_script_tag("/playbook/");
-    assert_string_equal(t, "<script src=\"/playbook/__folio/reload.js\" defer></script>");
-    free(t);
-    t = livereload_script_tag("/a\"b<&>/");
-    assert_string_equal(t, "<script src=\"/a&quot;b&lt;&amp;&gt;/__folio/reload.js\" defer></script>");
-    free(t);
+    static const struct {
+        const char *target, *src;
+        size_t depth;
+    } cases[] = {
+        {"/", "__folio/reload.js", 0},
+        {"/index.html", "__folio/reload.js", 0},
+        {"/index.html?x=/y/z", "__folio/reload.js", 0}, /* the query is not a folder */
+        {"/sub/", "../__folio/reload.js", 1},
+        {"/assets/data/frame.html", "../../__folio/reload.js", 2},
+        {"/a//b.html", "../../__folio/reload.js", 2}, /* as the browser will resolve it */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char tag[256], want[256];
+        size_t depth = livereload_script_tag(cases[i].target, tag, sizeof(tag));
+        snprintf(want, sizeof(want), "<script src=\"%s\" defer></script>", cases[i].src);
+        assert_string_equal(tag, want);
+        assert_int_equal(depth, cases[i].depth);
+    }
+    char small[20];
+    livereload_script_tag("/a/b/c/d/e/f/g/h/i.html", small, sizeof(small));
+    assert_int_equal(strlen(small), sizeof(small) - 1); /* truncated, terminated */
 }
 
 static void test_embedded_client(void **state)

@@ -248,8 +248,15 @@ class ArticleTestCase(unittest.TestCase):
 
 
 def main():
-    """Runs the module's tests; ends with the plain 'N passed, N failed' line."""
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules["__main__"])
+    """Runs the module's tests (or only the classes named as arguments); ends
+    with the plain 'N passed, N failed' line."""
+    module = sys.modules["__main__"]
+    loader = unittest.defaultTestLoader
+    if len(sys.argv) > 1:
+        suite = unittest.TestSuite(loader.loadTestsFromTestCase(getattr(module, name))
+                                   for name in sys.argv[1:])
+    else:
+        suite = loader.loadTestsFromModule(module)
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
     failed = len(result.failures) + len(result.errors)
     print("%d passed, %d failed" % (result.testsRun - failed, failed))
