@@ -186,5 +186,28 @@ class SlowClients(ArticleTestCase):
         self.assertTrue(self.server.alive(patience=3 * SLOWDOWN))
 
 
+class ConnectionLimit(ArticleTestCase):
+    server_args = ("--threads", "1", "--connection-limit", "3", "--per-ip-limit", "0")
+
+    def test_total_connections_are_capped(self):
+        socks = [socket.create_connection(("127.0.0.1", self.server.port), timeout=2 * SLOWDOWN)
+                 for _ in range(5)]
+        served = 0
+        try:
+            time.sleep(0.3 * SLOWDOWN)
+            for s in socks:
+                try:
+                    s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n")
+                    served += s.recv(100).startswith(b"HTTP/1.1 200")
+                except OSError:
+                    pass  # waiting in the backlog past the timeout, or closed
+        finally:
+            for s in socks:
+                s.close()
+        self.assertGreaterEqual(served, 1)
+        self.assertLessEqual(served, 3)
+        self.assertTrue(self.server.alive(patience=3 * SLOWDOWN))
+
+
 if __name__ == "__main__":
     main()
