@@ -297,6 +297,8 @@ static struct body *build_document(struct http_server *s, struct representation 
     return b;
 }
 
+/* An empty body is the cached answer "identity is as good": without it, a
+ * file that does not compress would be compressed again on every request. */
 static struct body *build_gzip(struct http_server *s, struct representation *rep, void *unused)
 {
     if (rep->size > GZIP_MAX_BYTES) {
@@ -308,7 +310,21 @@ static struct body *build_gzip(struct http_server *s, struct representation *rep
     }
     struct body *gz = gzip_compress(plain->data, plain->len, (int)s->ctx.config->gzip_level);
     body_unref(plain);
-    return gz;
+    return gz ? gz : body_create(0);
+}
+
+/* Swaps rep's body for its gzip variant when that is worth sending. */
+static bool take_gzip(struct representation *rep, struct body *gz)
+{
+    if (!gz || gz->len == 0) {
+        body_unref(gz);
+        return false;
+    }
+    body_unref(rep->body);
+    rep->body = gz;
+    rep->size = gz->len;
+    rep->gzip = true;
+    return true;
 }
 
 static struct body *build_mime(struct http_server *s, struct representation *rep, void *unused)
@@ -387,12 +403,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *r
             written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "-lr%zu", depth);
             if (accepts_gzip && rep.size >= GZIP_MIN_BYTES) {
                 strcat(variant, ":gzip");
-                struct body *gz = derive(s, key, variant, &id, &rep, build_gzip, NULL);
-                if (gz) {
-                    body_unref(rep.body);
-                    rep.body = gz;
-                    rep.size = gz->len;
-                    rep.gzip = true;
+                if (take_gzip(&rep, derive(s, key, variant, &id, &rep, build_gzip, NULL))) {
                     written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "gz");
                 }
             }
@@ -401,10 +412,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *r
         struct body *gz = cache_get(s->ctx.cache, key, "gzip", &id);
         if (gz || !use_sidecar(dir_fd, rel, st, &rep)) {
             gz = gz ? gz : derive(s, key, "gzip", &id, &rep, build_gzip, NULL);
-            if (gz) {
-                rep.body = gz;
-                rep.size = gz->len;
-                rep.gzip = true;
+            if (take_gzip(&rep, gz)) {
                 written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "-gz");
             }
         }

@@ -86,6 +86,7 @@ def make_article(root, with_404=True):
     w("assets/data/table.csv", "step,loss\n" + "".join("%d,%f\n" % (i, 1 / (i + 1)) for i in range(2000)))
     w("assets/references.bib", "@article{ring, title={Ring attention}, year={2023}}\n" * 30)
     w("assets/audio/read aloud, intro.wav", b"RIFF" + bytes(range(256)) * 400)
+    w("assets/data/noise.txt", __import__("random").Random(7).randbytes(20000))  # text type, incompressible
     w("assets/data/blob.unknownext", b"\x8f\x9e\xad\x17" * 512)  # no magic libmagic knows
     # A sidecar, fresh: used as is for gzip clients.
     old = time.time() - 100

@@ -119,6 +119,13 @@ class Compression(ArticleTestCase):
             self.assertIsNone(r.getheader("Content-Encoding"), path)
         self.assertIsNone(self.server.get("/assets/images/a.png").getheader("Vary"))
 
+    def test_incompressible_text_goes_as_is(self):
+        for _ in range(2):  # the second answer comes from the cached "not worth it"
+            r = self.server.get("/assets/data/noise.txt", Accept_Encoding="gzip")
+            self.assertIsNone(r.getheader("Content-Encoding"))
+            self.assertEqual(r.getheader("Vary"), "Accept-Encoding")
+            self.assertEqual(r.body, self.file("assets/data/noise.txt"))
+
     def test_fresh_sidecar_used_as_is(self):
         r = self.server.get("/assets/data/pre.json", Accept_Encoding="gzip")
         self.assertEqual(r.getheader("Content-Encoding"), "gzip")
