@@ -96,21 +96,27 @@ size_t sse_format(char *buf, size_t size, const char *event, const char *data)
     return n;
 }
 
+/* Frees a client's queue and marks it dropped; the reader ends the stream
+ * with an error when MHD next asks. Called with hub->mu held. */
+static void sse_client_drop(struct sse_client *c)
+{
+    free(c->buf);
+    c->buf = NULL;
+    c->off = c->len = c->cap = 0;
+    c->dropped = true;
+    c->hub->ndropped++;
+}
+
 /* Appends to a client's queue, or drops the client when the queue would
- * pass the bound. Called with hub->mu held. */
+ * pass the bound (it stopped reading) or memory runs out. Called with
+ * hub->mu held. */
 static void sse_client_push(struct sse_client *c, const char *bytes, size_t len)
 {
     if (c->dropped) {
         return;
     }
     if (c->len + len > SSE_CLIENT_MAX_QUEUE) {
-        /* It stopped reading: free its memory now; the reader ends the
-         * stream with an error when MHD next asks. */
-        free(c->buf);
-        c->buf = NULL;
-        c->off = c->len = c->cap = 0;
-        c->dropped = true;
-        c->hub->ndropped++;
+        sse_client_drop(c);
         return;
     }
     if (c->off > 0 && c->off + c->len + len > c->cap) {
@@ -124,11 +130,7 @@ static void sse_client_push(struct sse_client *c, const char *bytes, size_t len)
         }
         char *b = realloc(c->buf, cap);
         if (b == NULL) {
-            free(c->buf);
-            c->buf = NULL;
-            c->off = c->len = c->cap = 0;
-            c->dropped = true;
-            c->hub->ndropped++;
+            sse_client_drop(c);
             return;
         }
         c->buf = b;

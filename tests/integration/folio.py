@@ -226,14 +226,19 @@ def status_of(raw_response):
 
 
 class ArticleTestCase(unittest.TestCase):
-    """A fixture article in a temp folder, shared by a test class."""
+    """A fixture article in a temp folder and folio serving it, shared by a
+    test class. Subclasses set server_args, or build another fixture."""
     server_args = ()
     with_404 = True
 
     @classmethod
+    def build_root(cls, tmp):
+        return make_article(os.path.join(tmp, "article"), with_404=cls.with_404)
+
+    @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="folio-it-")
-        cls.root = make_article(os.path.join(cls.tmp, "article"), with_404=cls.with_404)
+        cls.root = cls.build_root(cls.tmp)
         cls.server = Server(cls.root, *cls.server_args).__enter__()
 
     @classmethod

@@ -16,7 +16,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from folio import Server  # noqa: E402  (the shared helper: real binary, free port)
+from folio import ArticleTestCase, Server  # noqa: E402  (the shared helper: real binary, free port)
 
 EVENT_WAIT = 3.0   # a save must reach the stream within this
 QUIET = 0.6        # and nothing more may follow within this (debounce 30 ms, cap 240 ms)
@@ -182,21 +182,10 @@ def wait_streams(server, n, timeout=5.0, at_least=True):
     return stream_count(server)
 
 
-class LiveReloadTestCase(unittest.TestCase):
-    server_args = ()
-
+class LiveReloadTestCase(ArticleTestCase):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="folio-lr-")
-        cls.root = make_root(cls.tmp)
-        cls.server = Server(cls.root, *cls.server_args).__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            cls.server.__exit__(None, None, None)
-        finally:
-            shutil.rmtree(cls.tmp, ignore_errors=True)
+    def build_root(cls, tmp):
+        return make_root(tmp)
 
     def path(self, rel):
         return os.path.join(self.root, rel)

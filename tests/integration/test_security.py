@@ -13,6 +13,26 @@ def get(path, extra=b""):
     return b"GET " + path + b" HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + extra + b"\r\n"
 
 
+def count_served(server, n, timeout=5):
+    """Opens n connections at once, then asks for a file on each; returns how
+    many were answered (the others were refused, or wait unaccepted)."""
+    socks = [socket.create_connection(("127.0.0.1", server.port), timeout=timeout * SLOWDOWN)
+             for _ in range(n)]
+    served = 0
+    try:
+        time.sleep(0.3 * SLOWDOWN)
+        for s in socks:
+            try:
+                s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n")
+                served += s.recv(100).startswith(b"HTTP/1.1 200")
+            except OSError:
+                pass
+    finally:
+        for s in socks:
+            s.close()
+    return served
+
+
 class Traversal(ArticleTestCase):
     attempts = [
         b"/../secret.txt",
@@ -165,20 +185,7 @@ class SlowClients(ArticleTestCase):
     def test_per_ip_limit(self):
         # Nine connections at once from one address: eight are served, one is
         # closed unanswered (which one depends on the order of accept()).
-        socks = [socket.create_connection(("127.0.0.1", self.server.port), timeout=5 * SLOWDOWN)
-                 for _ in range(9)]
-        served = 0
-        try:
-            time.sleep(0.3 * SLOWDOWN)
-            for s in socks:
-                try:
-                    s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n")
-                    served += s.recv(100).startswith(b"HTTP/1.1 200")
-                except OSError:
-                    pass
-        finally:
-            for s in socks:
-                s.close()
+        served = count_served(self.server, 9)
         # Never more than the limit; a connection of an earlier test that is
         # still being torn down may hold one slot for a moment.
         self.assertLessEqual(served, 8)
@@ -190,20 +197,7 @@ class ConnectionLimit(ArticleTestCase):
     server_args = ("--threads", "1", "--connection-limit", "3", "--per-ip-limit", "0")
 
     def test_total_connections_are_capped(self):
-        socks = [socket.create_connection(("127.0.0.1", self.server.port), timeout=2 * SLOWDOWN)
-                 for _ in range(5)]
-        served = 0
-        try:
-            time.sleep(0.3 * SLOWDOWN)
-            for s in socks:
-                try:
-                    s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n")
-                    served += s.recv(100).startswith(b"HTTP/1.1 200")
-                except OSError:
-                    pass  # waiting in the backlog past the timeout, or closed
-        finally:
-            for s in socks:
-                s.close()
+        served = count_served(self.server, 5, timeout=2)
         self.assertGreaterEqual(served, 1)
         self.assertLessEqual(served, 3)
         self.assertTrue(self.server.alive(patience=3 * SLOWDOWN))
