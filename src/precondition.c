@@ -115,6 +115,9 @@ bool http_date_parse(const char *text, time_t *out)
             return false;
         }
         comma += 1;
+        if (tm.tm_year < 0) {
+            return false;
+        }
         /* RFC 9110 5.6.7: a two-digit year more than 50 years ahead is in the past. */
         tm.tm_year += tm.tm_year < 70 ? 2000 : 1900;
     } else {
@@ -132,8 +135,16 @@ bool http_date_parse(const char *text, time_t *out)
     }
     tm.tm_mon = month_index(month);
     tm.tm_year -= 1900;
-    if (tm.tm_mon < 0 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
-        tm.tm_sec > 60 || tm.tm_year < 0) {
+    /* %d reads a sign too: "-1:49:37" must not become 07:49:37. */
+    if (tm.tm_mon < 0 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour < 0 || tm.tm_hour > 23 ||
+        tm.tm_min < 0 || tm.tm_min > 59 || tm.tm_sec < 0 || tm.tm_sec > 60 || tm.tm_year < 0) {
+        return false;
+    }
+    /* timegm moves 31 Feb to 3 Mar; a day the month lacks is no date. */
+    struct tm day = tm;
+    day.tm_sec = 0;
+    timegm(&day);
+    if (day.tm_mday != tm.tm_mday) {
         return false;
     }
     *out = timegm(&tm);
