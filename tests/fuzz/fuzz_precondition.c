@@ -7,7 +7,10 @@
  *  - http_date_format of any time in [0, 253402300799] (to 9999-12-31) is 29
  *    characters and http_date_parse gives the same time back;
  *  - a header that parses as a date in that range formats and parses back to
- *    the same time;
+ *    the same time, and names that very time: its day, month, year, hour,
+ *    minute and second are the calendar fields of the result (no negative
+ *    field, no 31 February silently moved into March); a leap second (:60)
+ *    is the one exception;
  *  - precondition_evaluate never answers 412 when If-Match is the etag
  *    itself (RFC 9110 13.2.2: only If-Match and If-Unmodified-Since fail);
  *  - If-Range holding the etag, or the formatted last-modified time, allows
@@ -34,6 +37,47 @@ static void check_round_trip(time_t t)
     time_t back = -1;
     fuzz_check(http_date_parse(buf, &back), "a formatted date parses");
     fuzz_check(back == t, "a formatted date parses to the same time");
+}
+
+static int month_of(const char *name)
+{
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    for (int i = 0; i < 12; i++) {
+        if (strncmp(name, months + 3 * i, 3) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Reads the fields of an HTTP-date that http_date_parse accepted (by the
+ * same three shapes) and checks that t is exactly that calendar time. */
+static void check_fields(const char *text, time_t t)
+{
+    int day = 0, year = 0, hour = 0, min = 0, sec = 0;
+    char mon[4] = "";
+    const char *comma = strchr(text, ',');
+    int got;
+    if (comma && comma - text == 3) {
+        got = sscanf(comma + 1, " %d %3s %d %d:%d:%d", &day, mon, &year, &hour, &min, &sec);
+    } else if (comma) {
+        got = sscanf(comma + 1, " %d-%3s-%d %d:%d:%d", &day, mon, &year, &hour, &min, &sec);
+        fuzz_check(year >= 0, "an accepted date has no negative field");
+        year += year < 70 ? 2000 : 1900;
+    } else {
+        got = sscanf(text, "%*s %3s %d %d:%d:%d %d", mon, &day, &hour, &min, &sec, &year);
+    }
+    fuzz_check(got == 6, "an accepted date has six fields");
+    fuzz_check(day >= 0 && hour >= 0 && min >= 0 && sec >= 0 && year >= 0,
+               "an accepted date has no negative field");
+    if (sec == 60) {
+        return; /* a leap second is the next second to time_t */
+    }
+    struct tm tm;
+    fuzz_check(gmtime_r(&t, &tm) != NULL, "an accepted date is a representable time");
+    fuzz_check(tm.tm_mday == day && tm.tm_mon == month_of(mon) && tm.tm_year + 1900 == year &&
+                   tm.tm_hour == hour && tm.tm_min == min && tm.tm_sec == sec,
+               "an accepted date is exactly the time it names");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -63,6 +107,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         bool ok = http_date_parse(field[i], &t);
         fuzz_check(http_date_parse(field[i], &t2) == ok && (!ok || t == t2), "date parse is deterministic");
+        if (ok) {
+            check_fields(field[i], t);
+        }
         if (ok && t >= 0 && t <= MAX_TIME) {
             check_round_trip(t);
         }
