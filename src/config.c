@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "rewrite.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -34,7 +36,8 @@ static const struct setting {
     {"threads", KIND_UINT, AT(threads), 1, 256, "N", "worker threads (number of CPUs)"},
     {"production", KIND_BOOL, AT(production), 0, 0, NULL, "production mode: caching headers, no live reload"},
     {"live-reload", KIND_TRISTATE, AT(live_reload), 0, 0, NULL, "watch files and reload browsers (on in preview)"},
-    {"trust-proxy", KIND_BOOL, AT(trust_proxy), 0, 0, NULL, "take the client address from X-Forwarded-For"},
+    {"base-path", KIND_STRING, AT(base_path), 0, 0, "PATH", "URL prefix a proxy strips, e.g. /article (none)"},
+    {"trust-proxy", KIND_BOOL, AT(trust_proxy), 0, 0, NULL, "believe X-Forwarded-For and X-Forwarded-Prefix"},
     {"log-format", KIND_LOG_FORMAT, AT(log_format), 0, 0, "FMT", "access log: common, combined or json (common)"},
     {"quiet", KIND_BOOL, AT(quiet), 0, 0, NULL, "no access log"},
     {"max-age", KIND_UINT, AT(max_age), 0, 315360000, "S", "production Cache-Control max-age for non-HTML (3600)"},
@@ -70,6 +73,7 @@ void config_init(struct config *c)
     *c = (struct config){
         .root = xstrdup("."),
         .host = xstrdup("127.0.0.1"),
+        .base_path = xstrdup(""),
         .port = 8000,
         .threads = 0,
         .live_reload = -1,
@@ -99,6 +103,7 @@ void config_finish(struct config *c)
     free(c->root);
     free(c->config_path);
     free(c->host);
+    free(c->base_path);
     for (size_t i = 0; i < c->route_count; i++) {
         free(c->routes[i].prefix);
         free(c->routes[i].dir);
@@ -177,8 +182,23 @@ static bool parse_unsigned(const char *v, bool with_suffix, unsigned long long *
     return *end == '\0';
 }
 
-static bool set_string(char **field, const char *value, char *err, size_t err_size)
+static bool set_string(char **field, const char *name, const char *value, char *err,
+                       size_t err_size)
 {
+    if (strcmp(name, "base-path") == 0) { /* "/article/" and "/article" are one prefix; "/" none */
+        char *tidy = xstrdup(value);
+        size_t len = strlen(tidy);
+        while (len > 0 && tidy[len - 1] == '/') {
+            tidy[--len] = '\0';
+        }
+        if (len > 0 && (len >= 256 || !rewrite_prefix_valid(tidy))) {
+            free(tidy);
+            return fail(err, err_size, "'%s' is not a URL path like /article", value);
+        }
+        free(*field);
+        *field = tidy;
+        return true;
+    }
     if (!value[0]) {
         return fail(err, err_size, "needs a value");
     }
@@ -198,7 +218,7 @@ bool config_set(struct config *c, const char *key, const char *value, char *err,
     unsigned long long n;
     switch (s->kind) {
     case KIND_STRING:
-        return set_string(field, value, err, err_size);
+        return set_string(field, s->name, value, err, err_size);
     case KIND_UINT:
     case KIND_BYTES:
         if (!parse_unsigned(value, s->kind == KIND_BYTES, &n) || n < s->min || n > s->max) {

@@ -27,6 +27,7 @@ struct config {
     char *root;        /* the article: holds www/, fragments/, assets/ */
     char *config_path; /* the file that was read, or NULL */
     char *host;
+    char *base_path;   /* URL prefix a proxy strips, "" when none */
     unsigned port, threads;
     bool production, quiet, trust_proxy;
     int live_reload;   /* -1: follows the mode (on in preview, off in production) */

@@ -28,6 +28,7 @@
 #include "precondition.h"
 #include "range.h"
 #include "resolve.h"
+#include "rewrite.h"
 #include "routes.h"
 #include "sse.h"
 
@@ -56,9 +57,11 @@ struct request {
     struct http_server *server;
     struct timespec start_real, start_mono;
     const char *method, *protocol; /* MHD's strings, valid until completion */
+    const char *prefix;            /* the proxy's path prefix, or NULL: see request_prefix */
     unsigned status;
     uint64_t bytes;
     bool headers_seen;
+    char prefix_buf[256];
     char target[]; /* as received: percent-encoded, with the query */
 };
 
@@ -130,32 +133,212 @@ static const char *status_text(unsigned status)
     }
 }
 
+/* True when the browser will load this HTML as a page (so it gets the
+ * live-reload client), false when a script fetches it (a fragment). Browsers
+ * say which with Sec-Fetch-Dest; without it, only fragments/ is assumed to be
+ * fetched by script. */
+static bool loads_as_document(struct MHD_Connection *conn, const struct route *route)
+{
+    const char *dest = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-Fetch-Dest");
+    if (!dest) {
+        return !route->is_fragments;
+    }
+    return strcmp(dest, "document") == 0 || strcmp(dest, "iframe") == 0 ||
+           strcmp(dest, "frame") == 0 || strcmp(dest, "embed") == 0 || strcmp(dest, "object") == 0;
+}
+
+/* A short, stable tag for a variant's name, for its ETag. */
+static uint32_t fnv1a32(const char *text)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = text; *p; p++) {
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    }
+    return h;
+}
+
+/* rewrite.c asks whether an absolute path is the article's: one of our routes. */
+static bool is_ours(void *routes, const char *path, size_t len)
+{
+    char copy[PATH_MAX];
+    if (len >= sizeof(copy)) {
+        return false;
+    }
+    memcpy(copy, path, len);
+    copy[len] = '\0';
+    copy[strcspn(copy, "?#")] = '\0';
+    bool bare;
+    return routes_match(routes, copy, &bare) != NULL || strncmp(copy, RESERVED_PREFIX, strlen(RESERVED_PREFIX)) == 0;
+}
+
+struct representation {
+    const char *type;
+    bool compressible, gzip;
+    struct body *body; /* NULL: the file itself, by fd */
+    int fd;            /* owned; closed once a response owns it or on failure */
+    uint64_t size;
+    char etag[96];
+};
+
+/* Loads (cache first) the body for variant, built from the open file by
+ * build(), which may return NULL when the variant is not worth having. */
+static struct body *derive(struct http_server *s, const char *key, const char *variant,
+                           const struct file_id *id, struct representation *rep,
+                           struct body *(*build)(struct http_server *, struct representation *, void *),
+                           void *arg)
+{
+    uint64_t generation = cache_generation(s->ctx.cache);
+    struct body *b = cache_get(s->ctx.cache, key, variant, id);
+    if (!b && (b = build(s, rep, arg)) != NULL) {
+        cache_put(s->ctx.cache, key, variant, id, b, generation);
+    }
+    return b;
+}
+
+/* What a page or stylesheet needs before it is sent: the proxy prefix put
+ * into its references (rewrite.c) and, for pages, the live-reload client. */
+struct transform {
+    const char *snippet; /* NULL: nothing injected */
+    bool css;
+    struct rewrite_context rewrite; /* .prefix NULL: nothing rewritten */
+};
+
+static struct body *build_transformed(struct http_server *s, struct representation *rep, void *arg)
+{
+    const struct transform *t = arg;
+    if (rep->size > DOCUMENT_MAX_BYTES) {
+        return NULL;
+    }
+    struct body *file = read_whole(rep->fd, rep->size);
+    if (!file) {
+        return NULL;
+    }
+    char *text = (char *)file->data;
+    size_t len = file->len;
+    char *rewritten = NULL, *injected = NULL;
+    if (t->rewrite.prefix) {
+        rewritten = t->css ? rewrite_css(text, len, &t->rewrite, &len)
+                           : rewrite_html(text, len, &t->rewrite, &len);
+        text = rewritten;
+    }
+    if (text && t->snippet) {
+        injected = html_inject(text, len, t->snippet, &len);
+        text = injected;
+    }
+    struct body *b = text ? body_from(text, len) : NULL;
+    free(rewritten);
+    free(injected);
+    body_unref(file);
+    return b;
+}
+
+/* An empty body is the cached answer "identity is as good": without it, a
+ * file that does not compress would be compressed again on every request. */
+static struct body *build_gzip(struct http_server *s, struct representation *rep, void *unused)
+{
+    if (rep->size > GZIP_MAX_BYTES) {
+        return NULL;
+    }
+    struct body *plain = rep->body ? body_ref(rep->body) : read_whole(rep->fd, rep->size);
+    if (!plain) {
+        return NULL;
+    }
+    struct body *gz = gzip_compress(plain->data, plain->len, (int)s->ctx.config->gzip_level);
+    body_unref(plain);
+    return gz ? gz : body_create(0);
+}
+
+/* Swaps rep's body for its gzip variant when that is worth sending. */
+static bool take_gzip(struct representation *rep, struct body *gz)
+{
+    if (!gz || gz->len == 0) {
+        body_unref(gz);
+        return false;
+    }
+    body_unref(rep->body);
+    rep->body = gz;
+    rep->size = gz->len;
+    rep->gzip = true;
+    return true;
+}
+
+static struct body *build_mime(struct http_server *s, struct representation *rep, void *unused)
+{
+    char *type = mime_sniff(rep->fd);
+    struct body *b = type ? body_from(type, strlen(type) + 1) : NULL;
+    free(type);
+    return b;
+}
+
+/* A fresh "name.gz" beside the file, compressed ahead of time, is used as is:
+ * only when at least as new as the original (PEERS.md theme F). */
+static bool use_sidecar(int dir_fd, const char *rel, const struct stat *orig, struct representation *rep)
+{
+    char name[PATH_MAX];
+    if ((size_t)snprintf(name, sizeof(name), "%s.gz", rel) >= sizeof(name)) {
+        return false;
+    }
+    int fd, err;
+    struct stat st;
+    if (resolve_open(dir_fd, name, &fd, &st, &err) != RESOLVE_FILE) {
+        return false;
+    }
+    if (st.st_mtim.tv_sec < orig->st_mtim.tv_sec ||
+        (st.st_mtim.tv_sec == orig->st_mtim.tv_sec && st.st_mtim.tv_nsec < orig->st_mtim.tv_nsec)) {
+        close(fd);
+        return false;
+    }
+    close(rep->fd);
+    rep->fd = fd;
+    rep->size = (uint64_t)st.st_size;
+    rep->gzip = true;
+    snprintf(rep->etag, sizeof(rep->etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "-gzs\"",
+             (uint64_t)st.st_ino, (uint64_t)st.st_size,
+             (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec);
+    return true;
+}
+
+/* www/404.html, prepared like any page (prefix, live-reload client) for the
+ * address that was not found, which is what its references resolve against. */
+static struct body *custom_404(struct MHD_Connection *conn, struct request *req)
+{
+    struct http_server *s = req->server;
+    int fd, err;
+    struct stat st;
+    if (!s->root_route ||
+        resolve_open(s->root_route->dir_fd, "404.html", &fd, &st, &err) != RESOLVE_FILE) {
+        return NULL;
+    }
+    char snippet[3 * PATH_MAX / 2 + 64];
+    size_t depth = livereload_script_tag(req->target, snippet, sizeof(snippet));
+    struct transform t = {
+        .snippet = s->ctx.hub && loads_as_document(conn, s->root_route) ? snippet : NULL,
+        .rewrite = {req->prefix, depth, is_ours, (void *)s->ctx.routes},
+    };
+    struct representation rep = {.fd = fd, .size = (uint64_t)st.st_size};
+    struct body *b = build_transformed(s, &rep, &t);
+    close(fd);
+    return b;
+}
+
 /* A small HTML error page; for 404, www/404.html when the article has one. */
 static enum MHD_Result respond_error(struct MHD_Connection *conn, struct request *req, unsigned status)
 {
-    struct http_server *s = req->server;
     struct MHD_Response *resp = NULL;
     uint64_t len = 0;
-    int fd;
-    struct stat st;
-    int err;
-    if (status == 404 && s->root_route &&
-        resolve_open(s->root_route->dir_fd, "404.html", &fd, &st, &err) == RESOLVE_FILE) {
-        struct body *b = st.st_size <= DOCUMENT_MAX_BYTES ? read_whole(fd, (uint64_t)st.st_size) : NULL;
-        close(fd);
-        if (b) {
-            len = b->len;
-            resp = response_from_body(b, 0, len);
-        }
+    struct body *page = status == 404 ? custom_404(conn, req) : NULL;
+    if (page) {
+        len = page->len;
+        resp = response_from_body(page, 0, len);
     }
     if (!resp) {
-        char page[512];
-        snprintf(page, sizeof(page),
+        char text[512];
+        snprintf(text, sizeof(text),
                  "<!doctype html>\n<html lang=\"en\"><meta charset=\"utf-8\"><title>%u %s</title>\n"
                  "<h1>%u %s</h1>\n<p>folio could not serve this address.</p>\n</html>\n",
                  status, status_text(status), status, status_text(status));
-        len = strlen(page);
-        resp = response_from_text(page);
+        len = strlen(text);
+        resp = response_from_text(text);
     }
     if (!resp) {
         return MHD_NO;
@@ -242,127 +425,6 @@ static enum MHD_Result respond_reserved(struct MHD_Connection *conn, struct requ
     return respond_error(conn, req, 404);
 }
 
-/* True when the browser will load this HTML as a page (so it gets the
- * live-reload client), false when a script fetches it (a fragment). Browsers
- * say which with Sec-Fetch-Dest; without it, only fragments/ is assumed to be
- * fetched by script. */
-static bool loads_as_document(struct MHD_Connection *conn, const struct route *route)
-{
-    const char *dest = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-Fetch-Dest");
-    if (!dest) {
-        return !route->is_fragments;
-    }
-    return strcmp(dest, "document") == 0 || strcmp(dest, "iframe") == 0 ||
-           strcmp(dest, "frame") == 0 || strcmp(dest, "embed") == 0 || strcmp(dest, "object") == 0;
-}
-
-struct representation {
-    const char *type;
-    bool compressible, gzip;
-    struct body *body; /* NULL: the file itself, by fd */
-    int fd;            /* owned; closed once a response owns it or on failure */
-    uint64_t size;
-    char etag[96];
-};
-
-/* Loads (cache first) the body for variant, built from the open file by
- * build(), which may return NULL when the variant is not worth having. */
-static struct body *derive(struct http_server *s, const char *key, const char *variant,
-                           const struct file_id *id, struct representation *rep,
-                           struct body *(*build)(struct http_server *, struct representation *, void *),
-                           void *arg)
-{
-    uint64_t generation = cache_generation(s->ctx.cache);
-    struct body *b = cache_get(s->ctx.cache, key, variant, id);
-    if (!b && (b = build(s, rep, arg)) != NULL) {
-        cache_put(s->ctx.cache, key, variant, id, b, generation);
-    }
-    return b;
-}
-
-static struct body *build_document(struct http_server *s, struct representation *rep, void *snippet)
-{
-    if (rep->size > DOCUMENT_MAX_BYTES) {
-        return NULL;
-    }
-    struct body *file = rep->body ? body_ref(rep->body) : read_whole(rep->fd, rep->size);
-    if (!file) {
-        return NULL;
-    }
-    size_t len;
-    char *html = html_inject((const char *)file->data, file->len, snippet, &len);
-    body_unref(file);
-    struct body *b = html ? body_from(html, len) : NULL;
-    free(html);
-    return b;
-}
-
-/* An empty body is the cached answer "identity is as good": without it, a
- * file that does not compress would be compressed again on every request. */
-static struct body *build_gzip(struct http_server *s, struct representation *rep, void *unused)
-{
-    if (rep->size > GZIP_MAX_BYTES) {
-        return NULL;
-    }
-    struct body *plain = rep->body ? body_ref(rep->body) : read_whole(rep->fd, rep->size);
-    if (!plain) {
-        return NULL;
-    }
-    struct body *gz = gzip_compress(plain->data, plain->len, (int)s->ctx.config->gzip_level);
-    body_unref(plain);
-    return gz ? gz : body_create(0);
-}
-
-/* Swaps rep's body for its gzip variant when that is worth sending. */
-static bool take_gzip(struct representation *rep, struct body *gz)
-{
-    if (!gz || gz->len == 0) {
-        body_unref(gz);
-        return false;
-    }
-    body_unref(rep->body);
-    rep->body = gz;
-    rep->size = gz->len;
-    rep->gzip = true;
-    return true;
-}
-
-static struct body *build_mime(struct http_server *s, struct representation *rep, void *unused)
-{
-    char *type = mime_sniff(rep->fd);
-    struct body *b = type ? body_from(type, strlen(type) + 1) : NULL;
-    free(type);
-    return b;
-}
-
-/* A fresh "name.gz" beside the file, compressed ahead of time, is used as is:
- * only when at least as new as the original (PEERS.md theme F). */
-static bool use_sidecar(int dir_fd, const char *rel, const struct stat *orig, struct representation *rep)
-{
-    char name[PATH_MAX];
-    if ((size_t)snprintf(name, sizeof(name), "%s.gz", rel) >= sizeof(name)) {
-        return false;
-    }
-    int fd, err;
-    struct stat st;
-    if (resolve_open(dir_fd, name, &fd, &st, &err) != RESOLVE_FILE) {
-        return false;
-    }
-    if (st.st_mtim.tv_sec < orig->st_mtim.tv_sec ||
-        (st.st_mtim.tv_sec == orig->st_mtim.tv_sec && st.st_mtim.tv_nsec < orig->st_mtim.tv_nsec)) {
-        close(fd);
-        return false;
-    }
-    close(rep->fd);
-    rep->fd = fd;
-    rep->size = (uint64_t)st.st_size;
-    rep->gzip = true;
-    snprintf(rep->etag, sizeof(rep->etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "-gzs\"",
-             (uint64_t)st.st_ino, (uint64_t)st.st_size,
-             (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec);
-    return true;
-}
-
 static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *req,
                                   const struct route *route, int dir_fd, const char *rel,
                                   const char *path, int fd, const struct stat *st)
@@ -391,16 +453,36 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *r
     bool accepts_gzip = rep.compressible && !range_header &&
         encoding_accepts_gzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding"));
 
-    /* The live-reload client goes into pages, never into fragments. */
-    if (s->ctx.hub && strncmp(rep.type, "text/html", 9) == 0 && loads_as_document(conn, route)) {
-        char snippet[3 * PATH_MAX / 2 + 64], variant[32]; /* fits a "../" per folder */
+    /* The live-reload client goes into pages, never into fragments; the
+     * proxy prefix into the references of pages, fragments and stylesheets. */
+    bool html = strncmp(rep.type, "text/html", 9) == 0;
+    bool css = strncmp(rep.type, "text/css", 8) == 0;
+    bool page = html && loads_as_document(conn, route);
+    bool inject = s->ctx.hub && page;
+    bool rewrite = req->prefix && (html || css);
+    if (inject || rewrite) {
+        char snippet[3 * PATH_MAX / 2 + 64], variant[PATH_MAX]; /* a "../" per folder */
         size_t depth = livereload_script_tag(req->target, snippet, sizeof(snippet));
-        snprintf(variant, sizeof(variant), "doc:%zu", depth);
-        struct body *doc = derive(s, key, variant, &id, &rep, build_document, snippet);
+        struct transform t = {
+            .snippet = inject ? snippet : NULL,
+            .css = css,
+            .rewrite = {
+                .prefix = rewrite ? req->prefix : NULL,
+                /* A fragment's references resolve against the page that
+                 * fetched it as fragments/<name>.html, one folder up. */
+                .depth = depth - (route->is_fragments && !page && depth > 0),
+                .is_ours = is_ours,
+                .arg = (void *)s->ctx.routes,
+            },
+        };
+        snprintf(variant, sizeof(variant), "t:%d:%zu:%zu:%s", inject, depth, t.rewrite.depth,
+                 t.rewrite.prefix ? t.rewrite.prefix : "");
+        struct body *doc = derive(s, key, variant, &id, &rep, build_transformed, &t);
         if (doc) {
             rep.body = doc;
             rep.size = doc->len;
-            written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "-lr%zu", depth);
+            written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "-t%08x",
+                                fnv1a32(variant));
             if (accepts_gzip && rep.size >= GZIP_MIN_BYTES) {
                 strcat(variant, ":gzip");
                 if (take_gzip(&rep, derive(s, key, variant, &id, &rep, build_gzip, NULL))) {
@@ -509,6 +591,35 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *r
     return queue(conn, req, status, resp, len);
 }
 
+/* The path prefix a proxy serves us under: X-Forwarded-Prefix when the proxy
+ * is trusted, else --base-path, else none (NULL). False when the header is
+ * not a clean path, which is a misconfigured proxy or a forgery: 400. */
+static bool request_prefix(struct MHD_Connection *conn, struct request *req)
+{
+    const struct config *c = req->server->ctx.config;
+    const char *sent = c->trust_proxy
+        ? MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-Prefix") : NULL;
+    req->prefix = c->base_path[0] ? c->base_path : NULL;
+    if (!sent) {
+        return true;
+    }
+    size_t len = strlen(sent);
+    while (len > 0 && sent[len - 1] == '/') { /* "/article/" and "/article" are one prefix */
+        len--;
+    }
+    if (len == 0) {
+        req->prefix = NULL;
+        return true;
+    }
+    if (len >= sizeof(req->prefix_buf)) {
+        return false;
+    }
+    memcpy(req->prefix_buf, sent, len);
+    req->prefix_buf[len] = '\0';
+    req->prefix = req->prefix_buf;
+    return rewrite_prefix_valid(req->prefix);
+}
+
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
                                       const char *method, const char *version,
                                       const char *upload_data, size_t *upload_size, void **req_cls)
@@ -527,6 +638,9 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
         !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)) {
         return respond_error(conn, req, 400); /* RFC 9112 3.2: MUST */
+    }
+    if (!request_prefix(conn, req)) {
+        return respond_error(conn, req, 400);
     }
     if (strcmp(method, "OPTIONS") == 0) {
         struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);

@@ -50,6 +50,12 @@ static const struct {
     {"cache-size", "12Q", "byte number"},
     {"header-limit", "1K", "from 4096"},
     {"header-limit", "16K", NULL},
+    {"base-path", "/article/", NULL},
+    {"base-path", "/", NULL},
+    {"base-path", "", NULL},
+    {"base-path", "article", "not a URL path"},
+    {"base-path", "/a/../b", "not a URL path"},
+    {"base-path", "/a\"b", "not a URL path"},
     {"host", "", "needs a value"},
     {"colour", "blue", "unknown setting 'colour'"},
 };
@@ -74,6 +80,19 @@ static void test_set_table(void **state)
         }
         config_finish(&c);
     }
+}
+
+static void test_base_path_is_tidied(void **state)
+{
+    struct config c;
+    config_init(&c);
+    char err[256];
+    assert_string_equal(c.base_path, "");
+    assert_true(config_set(&c, "base-path", "/article/", err, sizeof(err)));
+    assert_string_equal(c.base_path, "/article");
+    assert_true(config_set(&c, "base-path", "/", err, sizeof(err)));
+    assert_string_equal(c.base_path, "");
+    config_finish(&c);
 }
 
 static void test_ini(void **state)
@@ -210,6 +229,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_set_table),
+        cmocka_unit_test(test_base_path_is_tidied),
         cmocka_unit_test(test_ini),
         cmocka_unit_test(test_bad_ini),
         cmocka_unit_test(test_layers),

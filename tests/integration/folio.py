@@ -74,8 +74,13 @@ def make_article(root, with_404=True):
     w("www/.git/config", SECRET)
     w("www/.hidden/page.html", SECRET)
     if with_404:
-        w("www/404.html", "<!doctype html><title>Lost</title><h1>This page wandered off</h1>\n")
+        w("www/404.html", "<!doctype html><title>Lost</title><link rel=stylesheet href=/style.css>"
+          "<h1>This page wandered off</h1>\n")
     w("fragments/plot.html", plotting_fragment(2_300_000))
+    w("fragments/refs.html", '<img src="/assets/images/a.png" alt=x><img src="../assets/images/a.png" alt=y>'
+      '<img src="assets/images/a.png" alt=z>\n')
+    w("www/refs.css", "h1 { background: url(/assets/images/a.png); }\n"
+      "h2 { background: url('../assets/images/a.png'); }\nh3 { background: url(images/x.png); }\n")
     w("fragments/small.html", "<h2>Memory</h2><p>16 bytes per parameter with Adam.</p>\n" * 40)
     w("assets/images/a.png", bytes.fromhex(
         "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de"

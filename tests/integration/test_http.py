@@ -312,7 +312,8 @@ class Injection(ArticleTestCase):
     def test_documents_get_the_client(self):
         page = self.server.get("/", Sec_Fetch_Dest="document")
         self.assertIn(b'<script src="__folio/reload.js" defer></script></head>', page.body)
-        self.assertTrue(page.getheader("ETag").endswith('-lr0"'))
+        plain = self.server.get("/", Sec_Fetch_Dest="empty")
+        self.assertNotEqual(page.getheader("ETag"), plain.getheader("ETag"))
         frame = self.server.get("/assets/data/frame.html", Sec_Fetch_Dest="iframe")
         self.assertIn(b'<script src="../../__folio/reload.js"', frame.body)
         self.assertEqual(self.server.get("/__folio/reload.js").status, 200)
@@ -330,6 +331,64 @@ class Injection(ArticleTestCase):
         body = gzip.decompress(r.body)
         self.assertIn(b"__folio/reload.js", body)
         self.assertEqual(len(body), len(self.file("www/index.html")) + len(b'<script src="__folio/reload.js" defer></script>'))
+
+
+class BasePath(ArticleTestCase):
+    server_args = ("--base-path", "/article/", "--no-live-reload")
+
+    def test_page_references_get_the_prefix(self):
+        body = self.server.get("/").body
+        self.assertEqual(body.count(b'src="/article/assets/images/a.png"'), 2)  # "/assets" and "../assets"
+        self.assertIn(b'src="assets/images/a.png"', body)  # relative and inside: untouched
+        self.assertIn(b'href=style.css', body)
+        self.assertNotIn(b'"/assets/', body)
+
+    def test_fragment_references_resolve_against_its_page(self):
+        body = self.server.get("/fragments/refs.html").body
+        self.assertEqual(body, b'<img src="/article/assets/images/a.png" alt=x>'
+                               b'<img src="/article/assets/images/a.png" alt=y>'
+                               b'<img src="assets/images/a.png" alt=z>\n')
+
+    def test_stylesheet_references(self):
+        r = self.server.get("/refs.css", Accept_Encoding="gzip")
+        self.assertEqual(gzip.decompress(r.body) if r.getheader("Content-Encoding") else r.body,
+                         b"h1 { background: url(/article/assets/images/a.png); }\n"
+                         b"h2 { background: url('/article/assets/images/a.png'); }\n"
+                         b"h3 { background: url(images/x.png); }\n")
+
+    def test_404_page_too(self):
+        self.assertIn(b"href=/article/style.css", self.server.get("/nothing").body)
+
+    def test_other_files_untouched(self):
+        self.assertEqual(self.server.get("/app.js").body, self.file("www/app.js"))
+
+
+class ForwardedPrefix(ArticleTestCase):
+    server_args = ("--trust-proxy",)
+
+    def test_header_sets_the_prefix(self):
+        r = self.server.get("/fragments/refs.html", X_Forwarded_Prefix="/playbook/")
+        self.assertIn(b'src="/playbook/assets/images/a.png"', r.body)
+        other = self.server.get("/fragments/refs.html", X_Forwarded_Prefix="/other")
+        self.assertIn(b'src="/other/assets/images/a.png"', other.body)
+        self.assertNotEqual(r.getheader("ETag"), other.getheader("ETag"))
+        plain = self.server.get("/fragments/refs.html")
+        self.assertEqual(plain.body, self.file("fragments/refs.html"))
+
+    def test_bad_prefix_is_refused(self):
+        for bad in ('/a"><script>', "article", "/a/../b", "//evil.example"):
+            self.assertEqual(self.server.get("/", X_Forwarded_Prefix=bad).status, 400, bad)
+
+    def test_page_gets_both_prefix_and_client(self):
+        body = self.server.get("/", X_Forwarded_Prefix="/article", Sec_Fetch_Dest="document").body
+        self.assertIn(b'src="/article/assets/images/a.png"', body)
+        self.assertIn(b'<script src="__folio/reload.js" defer></script>', body)
+
+
+class UntrustedPrefix(ArticleTestCase):
+    def test_header_ignored_without_trust(self):
+        r = self.server.get("/fragments/refs.html", X_Forwarded_Prefix="/evil")
+        self.assertEqual(r.body, self.file("fragments/refs.html"))
 
 
 class Health(ArticleTestCase):
