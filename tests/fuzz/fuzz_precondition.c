@@ -51,7 +51,8 @@ static int month_of(const char *name)
 }
 
 /* Reads the fields of an HTTP-date that http_date_parse accepted (by the
- * same three shapes) and checks that t is exactly that calendar time. */
+ * same three shapes and field widths: this checks what the fields mean, not
+ * how strictly they are spelled) and checks that t is exactly that time. */
 static void check_fields(const char *text, time_t t)
 {
     int day = 0, year = 0, hour = 0, min = 0, sec = 0;
@@ -59,13 +60,13 @@ static void check_fields(const char *text, time_t t)
     const char *comma = strchr(text, ',');
     int got;
     if (comma && comma - text == 3) {
-        got = sscanf(comma + 1, " %d %3s %d %d:%d:%d", &day, mon, &year, &hour, &min, &sec);
+        got = sscanf(comma + 1, " %2d %3s %4d %2d:%2d:%2d", &day, mon, &year, &hour, &min, &sec);
     } else if (comma) {
-        got = sscanf(comma + 1, " %d-%3s-%d %d:%d:%d", &day, mon, &year, &hour, &min, &sec);
+        got = sscanf(comma + 1, " %2d-%3s-%2d %2d:%2d:%2d", &day, mon, &year, &hour, &min, &sec);
         fuzz_check(year >= 0, "an accepted date has no negative field");
         year += year < 70 ? 2000 : 1900;
     } else {
-        got = sscanf(text, "%*s %3s %d %d:%d:%d %d", mon, &day, &hour, &min, &sec, &year);
+        got = sscanf(text, "%*3s %3s %2d %2d:%2d:%2d %4d", mon, &day, &hour, &min, &sec, &year);
     }
     fuzz_check(got == 6, "an accepted date has six fields");
     fuzz_check(day >= 0 && hour >= 0 && min >= 0 && sec >= 0 && year >= 0,
