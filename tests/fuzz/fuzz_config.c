@@ -4,12 +4,46 @@
  * refuses files holding one). Invariants: no crash, no leak (config_init
  * and config_finish around every input; ASan or valgrind find leaks); on
  * failure the error is NUL-terminated and starts with "line " (or is "out of
- * memory"); on success every setting is within its documented range and
- * every route prefix is a URL path that starts and ends with "/".
+ * memory"); an error about a setting names a line that holds a setting (a
+ * "key = value", "key: value" or an indented continuation line; checked
+ * when no line is longer than inih's 200-byte buffer, which splits lines);
+ * on success every setting is within its documented range and every route
+ * prefix is a URL path that starts and ends with "/".
  */
 #include "fuzz.h"
 
 #include "config.h"
+
+#define INIH_MAX_LINE 200
+
+/* Line n (1-based) of text, or NULL; *len gets its length. */
+static const char *nth_line(const char *text, long n, size_t *len)
+{
+    const char *p = text;
+    for (long i = 1; i < n; i++) {
+        p = strchr(p, '\n');
+        if (p == NULL) {
+            return NULL;
+        }
+        p++;
+    }
+    *len = strcspn(p, "\n");
+    return p;
+}
+
+static bool lines_fit(const char *text)
+{
+    for (const char *p = text;;) {
+        size_t n = strcspn(p, "\n");
+        if (n + 2 >= INIH_MAX_LINE) {
+            return false;
+        }
+        if (p[n] == '\0') {
+            return true;
+        }
+        p += n + 1;
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,6 +57,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check(memchr(err, '\0', sizeof(err)) != NULL, "the error is NUL-terminated");
         fuzz_check(strncmp(err, "line ", 5) == 0 || strcmp(err, "out of memory") == 0,
                    "the error starts with \"line \"");
+        char *rest = NULL;
+        long n = strncmp(err, "line ", 5) == 0 ? strtol(err + 5, &rest, 10) : 0;
+        if (n > 0 && strcmp(rest, ": not a [section] or key = value") != 0 && lines_fit(text)) {
+            size_t len = 0;
+            const char *line = nth_line(text, n, &len);
+            fuzz_check(line != NULL, "the error names a line of the file");
+            fuzz_check(memchr(line, '=', len) != NULL || memchr(line, ':', len) != NULL ||
+                           line[0] == ' ' || line[0] == '\t',
+                       "an error about a setting names a line that holds one");
+        }
     } else {
         fuzz_check(c.port <= 65535, "port in range");
         fuzz_check(c.threads <= 256, "threads in range");
