@@ -126,6 +126,10 @@ process.on('exit', () => {
   if (nginx && !nginx.exited()) nginx.proc.kill('SIGKILL');
   if (folio && !folio.exited()) folio.proc.kill('SIGKILL');
 });
+// meson's timeout sends SIGTERM, which skips 'exit' handlers: stop the servers first.
+for (const sig of ['SIGTERM', 'SIGINT']) {
+  process.on(sig, async () => { console.log(`FAIL interrupted by ${sig}`); await cleanup(); process.exit(1); });
+}
 const watchdog = setTimeout(async () => {
   console.log(`FAIL watchdog: gave up after ${TOTAL_MS / 1000} s`);
   await cleanup();

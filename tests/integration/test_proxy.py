@@ -39,6 +39,16 @@ CLIENT_ADDR = "127.0.0.3"     # a loopback source address nginx sees; folio sees
 SPOOF = "203.0.113.9"         # what a client claims in X-Forwarded-For
 
 
+def _die_with_parent():
+    """In the child: if this test process dies (a meson timeout's SIGKILL
+    included), the nginx master gets SIGTERM instead of living on."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -99,7 +109,7 @@ class Nginx:
         self.proc = subprocess.Popen(
             [NGINX, "-p", t + "/", "-c", os.path.join(t, "nginx.conf"), "-e", self.error_log,
              "-g", "daemon off; pid %s/nginx.pid; error_log %s info;" % (t, self.error_log)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
         deadline = time.time() + 10 * SLOWDOWN
         while time.time() < deadline:
             if self.proc.poll() is not None:
