@@ -59,7 +59,8 @@ bool rewrite_prefix_valid(const char *text)
         return false;
     }
     for (const char *p = text; *p; p++) {
-        if (!isalnum((unsigned char)*p) && !strchr("/-._~!$&+,;=:@%", *p)) {
+        /* No '%': an escaped dot segment ("%2e%2e") would climb out again. */
+        if (!isalnum((unsigned char)*p) && !strchr("/-._~!$&+,;=:@", *p)) {
             return false;
         }
     }

@@ -34,9 +34,9 @@ struct rewrite_context {
     void *arg;
 };
 
-/* True when text is fit to be a prefix: "/" followed by path characters,
- * no "//", no dot segment, no trailing "/", nothing that needs escaping in an
- * HTML attribute or a CSS string. */
+/* True when text is fit to be a prefix: "/" followed by unescaped path
+ * characters (no '%'), no "//", no dot segment, no trailing "/", nothing that
+ * needs escaping in an HTML attribute or a CSS string. */
 bool rewrite_prefix_valid(const char *text);
 
 /* The rewritten document, NUL-terminated, its length in *out_len; NULL only

@@ -2,6 +2,7 @@
 binary on a free port, and HTTP spoken over real sockets. Standard library
 only (CI reaches no PyPI)."""
 import gzip
+import ctypes
 import http.client
 import os
 import select
@@ -111,6 +112,12 @@ def make_article(root, with_404=True):
     return root
 
 
+def die_with_parent():
+    """In the child before exec: SIGTERM when the test process dies, even by
+    SIGKILL, so no folio outlives its test (PR_SET_PDEATHSIG = 1)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
 class Server:
     """folio on 127.0.0.1 and a free port, against root. Use as a context
     manager; the exit status is checked on the way out."""
@@ -123,7 +130,8 @@ class Server:
     def __enter__(self):
         self.proc = subprocess.Popen(
             [*WRAPPER, FOLIO, "--root", self.root, "--host", "127.0.0.1", "--port", "0", *self.args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, cwd=self.root)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, cwd=self.root,
+            preexec_fn=die_with_parent)
         deadline = time.time() + (60 if WRAPPER else 10)
         first = b""
         while time.time() < deadline and not first.endswith(b"\n"):
