@@ -61,7 +61,7 @@ def make_article(root, with_404=True):
       '<img src="../assets/images/a.png" alt=c>\n'
       '<div id="fragment-plot"></div><iframe src="assets/data/frame.html"></iframe>\n'
       '<audio controls src="assets/audio/read%20aloud%2C%20intro.wav"></audio>\n'
-      + "<p>The pipeline bubble is (p - 1) / (m + p - 1).</p>\n" * 300
+      + "<p>The pipeline bubble is (p - 1) / (m + p - 1).</p>\n" * 6000  # ~300 KB, as the real one
       + "</body></html>\n")
     w("www/style.css", "body { font: 18px/1.6 serif; color: #222; }\n" * 100)
     w("www/tiny.css", "p{}\n")

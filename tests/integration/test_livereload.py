@@ -4,6 +4,7 @@ serving stale bytes after an event, shutdown ending open streams, the switches
 that turn it all off, and many open streams not starving normal requests.
 Standard library only. Every wait is bounded."""
 import gzip
+import http.client
 import os
 import shutil
 import signal
@@ -16,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from folio import ArticleTestCase, Server  # noqa: E402  (the shared helper: real binary, free port)
+from folio import FOLIO, ArticleTestCase, Server  # noqa: E402  (the shared helper: real binary, free port)
 
 EVENT_WAIT = 3.0   # a save must reach the stream within this
 QUIET = 0.6        # and nothing more may follow within this (debounce 30 ms, cap 240 ms)
@@ -525,6 +526,42 @@ class OffTest(unittest.TestCase):
                 self.assertEqual(js.status, 200)
                 self.assertTrue(js.getheader("Content-Type").startswith("text/javascript"))
                 self.assertIn(b"EventSource", js.body)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class WatchLimitTest(unittest.TestCase):
+    """fs.inotify.max_user_watches reached: one line on stderr with the fix,
+    and the server keeps serving. The limit is lowered inside a user
+    namespace of our own (/proc/sys/user/max_inotify_watches), so the
+    machine's setting is never touched."""
+
+    def test_limit_is_reported_once_and_serving_goes_on(self):
+        tmp = tempfile.mkdtemp(prefix="folio-lr-")
+        try:
+            root = make_root(tmp)
+            for i in range(6):
+                os.makedirs(os.path.join(root, "assets", "more%d" % i))
+            lowered = 'echo 3 > /proc/sys/user/max_inotify_watches && exec "$0" "$@"'
+            proc = subprocess.Popen(
+                ["unshare", "--user", "--map-root-user", "sh", "-c", lowered, FOLIO,
+                 "--root", root, "--host", "127.0.0.1", "--port", "0"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                line = proc.stdout.readline()
+                self.assertIn("http://127.0.0.1:", line, proc.stderr.read() if not line else "")
+                port = int(line.rsplit(":", 1)[1].strip("/\n"))
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                conn.request("GET", "/")
+                self.assertEqual(conn.getresponse().status, 200)
+                conn.close()
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                _, err = proc.communicate(timeout=10)
+            self.assertEqual(proc.returncode, 0, err)
+            warnings = [l for l in err.splitlines() if "max_user_watches" in l]
+            self.assertEqual(len(warnings), 1, err)
+            self.assertIn("sysctl fs.inotify.max_user_watches=", warnings[0])
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
