@@ -53,9 +53,11 @@ size_t html_inject_offset(const char *html, size_t len)
         }
         if (html_starts_ci(html, len, i, "<!--")) {
             /* A comment runs to the next "-->" (HTML spec, comment state);
-             * an unterminated one swallows the rest of the document. */
+             * an unterminated one swallows the rest of the document. The
+             * search starts inside "<!--" because "<!-->" and "<!--->" are
+             * whole (empty) comments to a browser. */
             const char *end = NULL;
-            for (size_t j = i + 4; j + 3 <= len; j++) {
+            for (size_t j = i + 2; j + 3 <= len; j++) {
                 if (memcmp(html + j, "-->", 3) == 0) {
                     end = html + j;
                     break;
