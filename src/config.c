@@ -295,8 +295,36 @@ static bool set_route(struct config *c, const char *prefix, const char *dir, cha
 
 struct ini_state {
     struct config *config;
-    char error[256]; /* the first error only; later ones are usually its echoes */
+    const char *next; /* the text still to hand to inih */
+    int line;         /* the line inih was handed last */
+    int error_line;   /* where the first handler error was, 0: none */
+    int long_line;    /* the first line too long for inih, 0: none */
+    char error[256];  /* the first handler error; later ones are usually its echoes */
 };
+
+/* inih's reader: one line a call, so the handler knows which line it is on
+ * (inih itself tells only the first error's line, of whatever kind). A line
+ * longer than inih's buffer would be split into two bogus ones: it is handed
+ * over empty and reported instead. */
+static char *read_line(char *str, int size, void *stream)
+{
+    struct ini_state *st = stream;
+    if (!*st->next) {
+        return NULL;
+    }
+    const char *newline = strchr(st->next, '\n');
+    size_t len = newline ? (size_t)(newline - st->next + 1) : strlen(st->next);
+    st->line++;
+    if (len + 1 > (size_t)size) {
+        st->long_line = st->long_line ? st->long_line : st->line;
+        len = 0;
+    } else {
+        memcpy(str, st->next, len);
+    }
+    str[len] = '\0';
+    st->next += newline ? (size_t)(newline - st->next + 1) : strlen(st->next);
+    return str;
+}
 
 static int on_ini_entry(void *user, const char *section, const char *name, const char *value)
 {
@@ -310,7 +338,8 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
     } else {
         ok = fail(err, sizeof(err), "unknown section [%s] (expected [server] or [routes])", section);
     }
-    if (!ok && !st->error[0]) {
+    if (!ok && !st->error_line) {
+        st->error_line = st->line;
         if (strcmp(section, "server") == 0) {
             snprintf(st->error, sizeof(st->error), "%s: %s", name, err);
         } else {
@@ -322,15 +351,22 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
 
 bool config_apply_ini(struct config *c, const char *text, char *err, size_t err_size)
 {
-    struct ini_state st = {.config = c};
-    int line = ini_parse_string(text, on_ini_entry, &st);
-    if (line == 0) {
-        return true;
-    }
-    if (line < 0) {
+    struct ini_state st = {.config = c, .next = text};
+    int first = ini_parse_stream(read_line, &st, on_ini_entry, &st);
+    if (first < 0) {
         return fail(err, err_size, "out of memory");
     }
-    return fail(err, err_size, "line %d: %s", line, st.error[0] ? st.error : "not a [section] or key = value");
+    if (st.long_line && (first == 0 || st.long_line < first)) {
+        return fail(err, err_size, "line %d: longer than the %d characters a line may have",
+                    st.long_line, INI_MAX_LINE - 2);
+    }
+    if (first == 0) {
+        return true;
+    }
+    if (first == st.error_line) {
+        return fail(err, err_size, "line %d: %s", first, st.error);
+    }
+    return fail(err, err_size, "line %d: not a [section] or key = value", first);
 }
 
 static bool read_file(const char *path, char **text, char *err, size_t err_size)

@@ -796,6 +796,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
 
 static char mhd_last_error[256];
 
+static void on_mhd_message(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void on_mhd_message(void *cls, const char *fmt, va_list ap)
 {
     /* Kept for the start-up error; at run time MHD speaks of clients that

@@ -133,6 +133,13 @@ static const struct {
     {"[routes]\nassets/ = x\n", "line 2: route 'assets/' is not a URL path"},
     {"[routes]\n/__folio/x = y\n", "line 2: route '/__folio/x' is inside /__folio/"},
     {"[routes]\n/a/../b/ = y\n", "not a URL path"},
+    /* A syntax error before a bad value: each error at its own line. */
+    {"[server]\nbogus line\nport = x\n", "line 2: not a [section] or key = value"},
+    {"[server]\nport = x\nbogus line\n", "line 2: port: 'x' is not a number"},
+    {"[server\nport = 1\n", "line 1: not a [section] or key = value"},
+    {"[server]\nroot = /a/very/long/path/that/goes/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/"
+     "and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/x\n",
+     "line 2: longer than the 198 characters a line may have"},
 };
 
 static void test_bad_ini(void **state)

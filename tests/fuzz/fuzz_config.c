@@ -59,13 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    "the error starts with \"line \"");
         char *rest = NULL;
         long n = strncmp(err, "line ", 5) == 0 ? strtol(err + 5, &rest, 10) : 0;
-        /* FOLIO_FUZZ_CONFIG_NO_LINE_CHECK=1 skips this check, to fuzz on
-         * past the known line-number bug (tests/fuzz/known-bugs/config). */
-        static int line_check = -1;
-        if (line_check < 0) {
-            line_check = getenv("FOLIO_FUZZ_CONFIG_NO_LINE_CHECK") == NULL;
-        }
-        if (line_check && n > 0 && strcmp(rest, ": not a [section] or key = value") != 0 &&
+        if (n > 0 && strcmp(rest, ": not a [section] or key = value") != 0 &&
             lines_fit(text)) {
             size_t len = 0;
             const char *line = nth_line(text, n, &len);
