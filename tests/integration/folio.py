@@ -232,6 +232,125 @@ class Server:
                 time.sleep(0.1)
 
 
+class EventStream:
+    """An event stream read on a raw socket, as a browser's EventSource reads
+    it: headers, the de-chunked body, events. path may carry a proxy prefix."""
+
+    def __init__(self, port, extra_headers=b"", timeout=5.0, path="/__folio/events"):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.sock.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          b"Accept: text/event-stream\r\n" + extra_headers + b"\r\n")
+        self.raw = b""
+        self.body = b""
+        self.ended = False   # saw the last chunk
+        self.eof = False     # the peer closed
+        self.in_body = False
+        deadline = time.time() + timeout
+        while b"\r\n\r\n" not in self.raw:
+            if not self._recv(deadline):
+                raise AssertionError("no response headers: %r" % self.raw)
+        head, self.raw = self.raw.split(b"\r\n\r\n", 1)
+        self.in_body = True
+        lines = head.decode("latin-1").split("\r\n")
+        self.status_line = lines[0]
+        self.status = int(lines[0].split()[1])
+        self.headers = {}
+        for line in lines[1:]:
+            k, v = line.split(":", 1)
+            self.headers.setdefault(k.strip().lower(), []).append(v.strip())
+        self.chunked = "chunked" in (self.header("transfer-encoding") or "").lower()
+        self._dechunk()
+
+    def header(self, name):
+        v = self.headers.get(name.lower())
+        return v[0] if v and len(v) == 1 else v
+
+    def _recv(self, deadline):
+        left = deadline - time.time()
+        if left <= 0 or self.eof:
+            return False
+        self.sock.settimeout(left)
+        try:
+            b = self.sock.recv(65536)
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            b = b""
+        if not b:
+            self.eof = True
+            return False
+        self.raw += b
+        self._dechunk()
+        return True
+
+    def _dechunk(self):
+        if self.in_body and not self.chunked:
+            self.body, self.raw = self.body + self.raw, b""
+            return
+        while self.in_body and not self.ended:
+            i = self.raw.find(b"\r\n")
+            if i < 0:
+                return
+            size = int(self.raw[:i].split(b";")[0], 16)
+            if size == 0:
+                if self.raw[i + 2:i + 4] == b"\r\n":
+                    self.ended = True
+                    self.raw = self.raw[i + 4:]
+                return
+            if len(self.raw) < i + 2 + size + 2:
+                return
+            self.body += self.raw[i + 2:i + 2 + size]
+            assert self.raw[i + 2 + size:i + 4 + size] == b"\r\n", "bad chunk framing"
+            self.raw = self.raw[i + 4 + size:]
+
+    def _pop(self):
+        """The next complete event as (type, data, fields) or None; skips comments."""
+        while b"\n\n" in self.body:
+            block, self.body = self.body.split(b"\n\n", 1)
+            typ, data, fields = "message", [], {}
+            for line in block.decode().split("\n"):
+                if line.startswith(":"):
+                    continue
+                k, _, v = line.partition(":")
+                v = v[1:] if v.startswith(" ") else v
+                fields[k] = v
+                if k == "event":
+                    typ = v
+                elif k == "data":
+                    data.append(v)
+            if data:
+                return typ, "\n".join(data), fields
+        return None
+
+    def next_event(self, timeout=3.0):
+        deadline = time.time() + timeout
+        while True:
+            ev = self._pop()
+            if ev is not None:
+                return ev
+            if not self._recv(deadline):
+                return None
+
+    def events_within(self, seconds):
+        out = []
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            ev = self.next_event(max(0.0, deadline - time.time()))
+            if ev is None:
+                break
+            out.append(ev[:2])
+        return out
+
+    def wait_closed(self, timeout):
+        deadline = time.time() + timeout
+        while not self.eof and self._recv(deadline):
+            pass
+        return self.eof
+
+    def close(self):
+        self.sock.close()
+
+
 def status_of(raw_response):
     line = raw_response.split(b"\r\n", 1)[0]
     parts = line.split(b" ")

@@ -25,7 +25,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from folio import ArticleTestCase, Server, SLOWDOWN, main, make_article, write  # noqa: E402
+from folio import ArticleTestCase, EventStream, Server, SLOWDOWN, main, make_article, write  # noqa: E402
 
 SOURCE_ROOT = os.path.abspath(os.environ.get("FOLIO_SOURCE_ROOT") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -153,86 +153,6 @@ class Nginx:
 
     def __exit__(self, *exc):
         self.stop()
-
-
-class EventStream:
-    """GET an event stream on a raw socket (HTTP/1.1, as browsers speak to
-    nginx): headers, de-chunked body, events."""
-
-    def __init__(self, port, path, timeout=5.0):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\n"
-                           "Accept-Encoding: gzip, deflate\r\nCache-Control: no-cache\r\n\r\n"
-                           % (path, port)).encode())
-        self.raw, self.body, self.chunked, self.eof = b"", b"", False, False
-        deadline = time.time() + timeout
-        while b"\r\n\r\n" not in self.raw:
-            if not self._recv(deadline, in_body=False):
-                raise AssertionError("no response headers within %ss: %r" % (timeout, self.raw))
-        head, self.raw = self.raw.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        self.status = int(lines[0].split()[1])
-        self.headers = {}
-        for line in lines[1:]:
-            k, v = line.split(":", 1)
-            self.headers[k.strip().lower()] = v.strip()
-        self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
-        self._feed()
-
-    def _recv(self, deadline, in_body=True):
-        left = deadline - time.time()
-        if left <= 0 or self.eof:
-            return False
-        self.sock.settimeout(left)
-        try:
-            b = self.sock.recv(65536)
-        except socket.timeout:
-            return False
-        except ConnectionResetError:
-            b = b""
-        if not b:
-            self.eof = True
-            return False
-        self.raw += b
-        if in_body:
-            self._feed()
-        return True
-
-    def _feed(self):
-        if not self.chunked:
-            self.body, self.raw = self.body + self.raw, b""
-            return
-        while True:
-            i = self.raw.find(b"\r\n")
-            if i < 0:
-                return
-            size = int(self.raw[:i].split(b";")[0], 16)
-            if size == 0 or len(self.raw) < i + 4 + size:
-                return
-            self.body += self.raw[i + 2:i + 2 + size]
-            self.raw = self.raw[i + 4 + size:]
-
-    def next_event(self, timeout):
-        """(type, data) of the next event, or None within timeout; skips comments."""
-        deadline = time.time() + timeout
-        while True:
-            while b"\n\n" in self.body:
-                block, self.body = self.body.split(b"\n\n", 1)
-                typ, data = "message", []
-                for line in block.decode().split("\n"):
-                    k, _, v = line.partition(":")
-                    v = v[1:] if v.startswith(" ") else v
-                    if k == "event":
-                        typ = v
-                    elif k == "data":
-                        data.append(v)
-                if data:
-                    return typ, "\n".join(data)
-            if not self._recv(deadline):
-                return None
-
-    def close(self):
-        self.sock.close()
 
 
 # ---- references in HTML and CSS --------------------------------------------------------------
@@ -514,11 +434,12 @@ class Through:
         self.assertIn(b"sub page", r.body)
 
     def test_event_stream_through_nginx(self):
-        s = EventStream(self.port, self.prefix + "/__folio/events")
+        s = EventStream(self.port, b"Accept-Encoding: gzip, deflate\r\nCache-Control: no-cache\r\n",
+                        path=self.prefix + "/__folio/events")
         try:
             self.assertEqual(s.status, 200)
-            self.assertEqual(s.headers.get("content-type", "").split(";")[0], "text/event-stream")
-            self.assertIn("no-cache", s.headers.get("cache-control", ""))
+            self.assertEqual(s.header("content-type").split(";")[0], "text/event-stream")
+            self.assertIn("no-cache", s.header("cache-control"))
             self.assertNotIn("content-encoding", s.headers)
             self.assertNotIn("content-length", s.headers)
             first = s.next_event(HELLO_WAIT)
