@@ -407,27 +407,26 @@ static bool read_file(const char *path, char **text, char *err, size_t err_size)
 
 static void print_help(FILE *out)
 {
-    fprintf(out,
-            "usage: folio [options]\n"
-            "Serves an article (www/ at /, fragments/ at /fragments/, assets/ at /assets/)\n"
-            "and, in preview, reloads browsers when its files change.\n\n"
-            "  -c, --config FILE        INI file with [server] and [routes] (config/folio.conf if present)\n");
+    fprintf(out, "usage: folio [options]\n"
+                 "Serves an article (www/ at /, fragments/ at /fragments/, assets/ at /assets/)\n"
+                 "and, in preview, reloads browsers when its files change.\n\n");
+    fprintf(out, "  %-24s  %s\n", "-c, --config FILE",
+            "INI file with [server] and [routes] (config/folio.conf if present)");
     for (size_t i = 0; i < SETTING_COUNT; i++) {
         const struct setting *s = &settings[i];
         char flag[64];
         if (s->kind == KIND_BOOL || s->kind == KIND_TRISTATE) {
-            snprintf(flag, sizeof(flag), "--[no-]%s", s->name);
+            snprintf(flag, sizeof(flag), "    --[no-]%s", s->name);
         } else {
-            snprintf(flag, sizeof(flag), "--%s %s", s->name, s->arg);
+            snprintf(flag, sizeof(flag), "    --%s %s", s->name, s->arg);
         }
-        fprintf(out, "      %-23s  %s\n", flag, s->help);
+        fprintf(out, "  %-24s  %s\n", flag, s->help);
     }
-    fprintf(out,
-            "  -h, --help               this text\n"
-            "  -V, --version            the version\n\n"
-            "Every setting can also come from the config file's [server] section (same name)\n"
-            "or the environment (FOLIO_<NAME>, e.g. FOLIO_LIVE_RELOAD=off; PORT as well).\n"
-            "Flags override the environment, which overrides the file.\n");
+    fprintf(out, "  %-24s  %s\n  %-24s  %s\n\n", "-h, --help", "this text", "-V, --version",
+            "the version");
+    fprintf(out, "Every setting can also come from the config file's [server] section (same name)\n"
+                 "or the environment (FOLIO_<NAME>, e.g. FOLIO_LIVE_RELOAD=off; PORT as well).\n"
+                 "Flags override the environment, which overrides the file.\n");
 }
 
 /* getopt_long's table: each setting, and a --no- twin for the yes/no ones.
