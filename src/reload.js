@@ -91,17 +91,37 @@
     }).catch(function () { location.reload(); });
   }
 
+  var handlers = {
+    hello: function (id) {
+      delay = 500;
+      if (instance === null) instance = id;
+      else if (instance !== id) location.reload(); /* a new server */
+    },
+    css: swapCss,
+    fragment: swapFragment,
+    reload: function () { location.reload(); }
+  };
+
+  /* One stream for every tab of this server. Over HTTP/1.1 a browser opens
+   * at most six connections to an origin and each EventSource holds one, so
+   * a seventh tab of the article would hang. The tab that holds a Web Lock
+   * streams and passes each event on over a BroadcastChannel; when it goes,
+   * the lock passes to another tab, which opens the stream. Where either API
+   * is missing (an insecure context, an old browser) every tab streams. */
+  var key = 'folio-reload:' + streamUrl;
+  var channel = null;
+  var release = null;  /* ends our hold on the lock */
+  var waiting = null;  /* aborts our place in the lock's queue */
+
   function connect() {
     if (source) return;
     source = new EventSource(streamUrl);
-    source.addEventListener('hello', function (e) {
-      delay = 500;
-      if (instance === null) instance = e.data;
-      else if (instance !== e.data) location.reload(); /* a new server */
+    Object.keys(handlers).forEach(function (type) {
+      source.addEventListener(type, function (e) {
+        if (channel) channel.postMessage({ type: type, data: e.data });
+        handlers[type](e.data);
+      });
     });
-    source.addEventListener('css', function (e) { swapCss(e.data); });
-    source.addEventListener('fragment', function (e) { swapFragment(e.data); });
-    source.addEventListener('reload', function () { location.reload(); });
     source.onerror = function () {
       /* EventSource retries by itself while CONNECTING; once CLOSED (an
        * error status, a wrong type) it gives up, so retry with backoff. */
@@ -112,12 +132,35 @@
     };
   }
 
+  function start() {
+    if (!channel) {
+      connect();
+      return;
+    }
+    waiting = new AbortController();
+    navigator.locks.request(key, { signal: waiting.signal }, function () {
+      waiting = null;
+      connect();
+      return new Promise(function (resolve) { release = resolve; });
+    }).catch(function () { /* aborted on pagehide */ });
+  }
+
+  if (window.BroadcastChannel && navigator.locks) {
+    channel = new BroadcastChannel(key);
+    channel.onmessage = function (e) {
+      var h = e.data && handlers[e.data.type];
+      if (h) h(e.data.data);
+    };
+  }
+
   window.addEventListener('pagehide', function () {
     if (source) { source.close(); source = null; }
+    if (release) { release(); release = null; }
+    if (waiting) { waiting.abort(); waiting = null; }
   });
   /* Back from the back/forward cache: the stream was closed on the way out. */
   window.addEventListener('pageshow', function (e) {
-    if (e.persisted && !source) connect();
+    if (e.persisted) start();
   });
-  connect();
+  start();
 })();
