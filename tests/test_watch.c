@@ -110,6 +110,13 @@ static void path_of(char *out, size_t size, const char *dir, const char *rel)
     snprintf(out, size, "%s/%s", dir, rel);
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 static void sleep_ms(unsigned ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
@@ -194,15 +201,26 @@ static void test_write_is_one_batch(void **state)
 {
     struct fixture *f = *state;
     /* Several writes in a burst: one callback, one deduplicated change. */
+    int64_t start = now_ms();
     for (int i = 0; i < 5; i++) {
         write_file(f->root, "style.css", "b{}");
     }
+    int64_t burst = now_ms() - start;
     const struct seen_batch *b = next_batch(&f->rec, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 7, "style.css"));
-    assert_null(next_batch(&f->rec, 150));
+    if (burst < 50) {
+        assert_null(next_batch(&f->rec, 150));
+    } else {
+        /* A starved test thread (a loaded CI machine) spread the burst past
+         * the window: a second batch is right then, but still only this file. */
+        while ((b = next_batch(&f->rec, 150)) != NULL) {
+            assert_int_equal(b->n, 1);
+            assert_true(batch_has(b, 7, "style.css"));
+        }
+    }
 
     write_file(f->root, "sub/page.html", "<p>x");
     b = next_batch(&f->rec, 2000);
