@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
+import { listenEvents } from '../tests/lib/sse.mjs';
 import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -106,23 +106,11 @@ function sseListener(url) {
     const timer = setTimeout(() => { waiter = null; resolve(); }, ms);
     waiter = () => { clearTimeout(timer); resolve(); };
   });
-  const req = http.get(url + '__folio/events', (res) => {
-    let buf = '';
-    res.setEncoding('utf8');
-    res.on('data', (d) => {
-      buf += d;
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        if (/^event: css$/m.test(block)) {
-          arrivals.push(now());
-          if (waiter) { waiter(); waiter = null; }
-        }
-      }
-    });
+  const req = listenEvents(url, (ev) => {
+    if (ev.type !== 'css') return;
+    arrivals.push(now());
+    if (waiter) { waiter(); waiter = null; }
   });
-  req.on('error', () => {});
   return { arrivals, wait, close: () => req.destroy() };
 }
 

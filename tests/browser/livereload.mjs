@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
+import { listenEvents } from '../lib/sse.mjs';
 import { startFolio } from '../lib/folio.mjs';
 import { launchBrowser } from '../lib/browser.mjs';
 
@@ -98,29 +98,10 @@ function makeFixture() {
 function listen(url) {
   const events = [];
   const waiters = [];
-  const req = http.get(url + '__folio/events', (res) => {
-    res.setEncoding('utf8');
-    let buf = '';
-    res.on('data', (d) => {
-      buf += d;
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        let type = 'message';
-        const data = [];
-        for (const line of block.split('\n')) {
-          if (line.startsWith('event:')) type = line.slice(6).trim();
-          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-        }
-        if (data.length === 0) continue; // a comment (heartbeat) or retry only
-        events.push({ type, data: data.join('\n'), at: Date.now() });
-        waiters.splice(0).forEach((f) => f());
-      }
-    });
-    res.on('error', () => {});
+  const req = listenEvents(url, (ev) => {
+    events.push({ ...ev, at: Date.now() });
+    waiters.splice(0).forEach((f) => f());
   });
-  req.on('error', () => {});
   return {
     events,
     close: () => req.destroy(),
