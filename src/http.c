@@ -27,6 +27,7 @@
 #include "mime.h"
 #include "precondition.h"
 #include "range.h"
+#include "request.h"
 #include "resolve.h"
 #include "rewrite.h"
 #include "routes.h"
@@ -47,6 +48,9 @@
 #define GZIP_MAX_BYTES (32u << 20)
 #define DOCUMENT_MAX_BYTES (16u << 20)
 #define RESERVED_PREFIX "/__folio/"
+/* A body on GET or HEAD means nothing (RFC 9110 9.3.1) but must be read to
+ * find the next request: up to this much is read and dropped, more is a 413. */
+#define IGNORED_BODY_MAX (64u << 10)
 
 struct http_server {
     struct MHD_Daemon *daemon;
@@ -63,9 +67,11 @@ struct request {
     struct timespec start_real, start_mono;
     const char *method, *protocol; /* MHD's strings, valid until completion */
     const char *prefix;            /* the proxy's path prefix, or NULL: see request_prefix */
+    const char *sent_uri;          /* MHD's pointer into the request line, for the target's length */
+    char *sent_target;             /* an absolute-form target as sent, for the log; else NULL */
     unsigned status;
-    uint64_t bytes;
-    bool headers_seen;
+    uint64_t bytes, body_bytes;
+    bool headers_seen, checked;
     char prefix_buf[256];
     char target[]; /* as received: percent-encoded, with the query */
 };
@@ -97,6 +103,20 @@ static struct MHD_Response *response_from_body(struct body *b, uint64_t offset, 
         body_unref(b);
     }
     return r;
+}
+
+static ssize_t never_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* A 304 for a representation of size bytes. RFC 9110 8.6: its Content-Length,
+ * if any, is the one the 200 would have had; libmicrohttpd 0.9.75 always
+ * writes one from the response's size, and never sends a 304's body, so the
+ * response is that size with a reader that is never called. */
+static struct MHD_Response *response_not_modified(uint64_t size)
+{
+    return MHD_create_response_from_callback(size, 4096, never_read, NULL, NULL);
 }
 
 static struct MHD_Response *response_from_text(const char *text)
@@ -131,8 +151,10 @@ static const char *status_text(unsigned status)
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 412: return "Precondition Failed";
+    case 413: return "Content Too Large";
     case 416: return "Range Not Satisfiable";
     case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
     default: return "Error";
     }
@@ -365,17 +387,11 @@ static enum MHD_Result respond_error(struct MHD_Connection *conn, struct request
     return queue(conn, req, status, resp, len);
 }
 
-static enum MHD_Result respond_redirect(struct MHD_Connection *conn, struct request *req,
-                                        const char *path, const char *query)
+/* A 301 to location, a relative reference: it stays right behind any proxy
+ * prefix (PEERS.md theme I). */
+static enum MHD_Result respond_moved(struct MHD_Connection *conn, struct request *req,
+                                     const char *location)
 {
-    /* Relative, so it stays right behind any proxy prefix (PEERS.md theme I). */
-    const char *last = strrchr(path, '/');
-    char location[PATH_MAX + 16];
-    int n = snprintf(location, sizeof(location), "%s/%s%s", last + 1, query ? "?" : "",
-                     query ? query : "");
-    if (n < 0 || (size_t)n >= sizeof(location)) {
-        return respond_error(conn, req, 404);
-    }
     char page[] = "<!doctype html>\n<title>301 Moved Permanently</title>\n";
     struct MHD_Response *resp = response_from_text(page);
     if (!resp) {
@@ -385,6 +401,19 @@ static enum MHD_Result respond_redirect(struct MHD_Connection *conn, struct requ
     add_header(resp, "Content-Type", "text/html; charset=utf-8");
     add_header(resp, "Cache-Control", "no-cache");
     return queue(conn, req, 301, resp, strlen(page));
+}
+
+/* A folder asked for without its slash: its last segment, encoded again
+ * (the path is decoded by now: "dir%20sp" must not come back as "dir sp"). */
+static enum MHD_Result respond_redirect(struct MHD_Connection *conn, struct request *req,
+                                        const char *path, const char *query)
+{
+    const char *last = strrchr(path, '/') + 1;
+    char location[3 * PATH_MAX + 16];
+    if (!request_folder_location(last, strlen(last), query, location, sizeof(location))) {
+        return respond_error(conn, req, 404);
+    }
+    return respond_moved(conn, req, location);
 }
 
 static enum MHD_Result respond_health(struct MHD_Connection *conn, struct request *req)
@@ -560,7 +589,11 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *r
         }
         return queue(conn, req, 416, resp, 0);
     }
-    if (rep.body) {
+    if (status == 304) {
+        close(rep.fd);
+        body_unref(rep.body);
+        resp = response_not_modified(rep.size);
+    } else if (rep.body) {
         close(rep.fd);
         resp = response_from_body(rep.body, status == 206 ? first : 0, len);
     } else if (len == 0) {
@@ -634,39 +667,43 @@ static bool request_prefix(struct MHD_Connection *conn, struct request *req)
     return rewrite_prefix_valid(req->prefix);
 }
 
-static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                      const char *method, const char *version,
-                                      const char *upload_data, size_t *upload_size, void **req_cls)
+/* Makes req->target the path as served plus the query, when the path as
+ * sent climbs differently (runs of "/", dot segments): the client script's
+ * relative src and the prefix rewriting count its folders, so neither can be
+ * inflated into a truncated tag or a cached variant per spelling. The log
+ * keeps the target as sent. path is normalised (never longer than the path
+ * sent, and decoding makes no "/"). Returns the query, or NULL. */
+static const char *settle_target(struct request *req, const char *path, size_t sent_path_len,
+                                 const char *query)
 {
-    struct request *req = *req_cls;
-    req->method = method;
-    req->protocol = version;
-    bool get = strcmp(method, "GET") == 0, head = strcmp(method, "HEAD") == 0;
-    if ((get || head) && !req->headers_seen) {
-        /* libmicrohttpd 0.9.75 closes the connection after a response queued
-         * on this first call (it cannot know the request has no body yet);
-         * answering on the second call keeps the connection alive. */
-        req->headers_seen = true;
-        return MHD_YES;
+    size_t sent_slashes = 0, slashes = 0;
+    for (size_t i = 0; i < sent_path_len; i++) {
+        sent_slashes += req->target[i] == '/';
     }
-    if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
-        !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)) {
-        return respond_error(conn, req, 400); /* RFC 9112 3.2: MUST */
+    for (const char *p = path; *p; p++) {
+        slashes += *p == '/';
     }
-    if (!request_prefix(conn, req)) {
-        return respond_error(conn, req, 400);
+    if (sent_slashes == slashes) {
+        return query;
     }
-    if (strcmp(method, "OPTIONS") == 0) {
-        struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-        if (resp) {
-            add_header(resp, "Allow", "GET, HEAD, OPTIONS");
-        }
-        return queue(conn, req, 204, resp, 0);
+    if (!req->sent_target) {
+        req->sent_target = strdup(req->target);
     }
-    if (!get && !head) {
-        return respond_error(conn, req, 405);
+    size_t n = strlen(path);
+    for (size_t i = 0; i < n; i++) { /* only its folders count: no byte may end it early */
+        req->target[i] = path[i] == '?' || path[i] == '#' ? '_' : path[i];
     }
+    if (!query) {
+        req->target[n] = '\0';
+        return NULL;
+    }
+    memmove(req->target + n, query, strlen(query) + 1);
+    return req->target + n;
+}
 
+/* A GET or HEAD past its checks: the reserved paths, then the routes. */
+static enum MHD_Result serve_target(struct MHD_Connection *conn, struct request *req)
+{
     /* The target as sent, not MHD's decoded url: we decode exactly once, and
      * an escaped NUL or "/" must be seen to be refused. */
     const char *target = req->target;
@@ -676,6 +713,12 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     if (path_len >= sizeof(path) || !resolve_normalize(target, path_len, path, sizeof(path))) {
         return respond_error(conn, req, 400);
     }
+    /* "//" in a path: one address, one cached variant, and a client script
+     * whose relative src is right: a browser is sent to the path served. */
+    char moved[3 * PATH_MAX + 16];
+    size_t moved_len = request_slash_location(target, path_len, path, query ? query + 1 : NULL,
+                                              moved, sizeof(moved));
+    query = settle_target(req, path, path_len, query);
     if (strncmp(path, RESERVED_PREFIX, strlen(RESERVED_PREFIX)) == 0) {
         return respond_reserved(conn, req, path);
     }
@@ -705,7 +748,12 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     const char *rel = path + route->prefix_len;
     int fd, err;
     struct stat st;
-    switch (resolve_open(route->dir_fd, rel, &fd, &st, &err)) {
+    enum resolve_status found = resolve_open(route->dir_fd, rel, &fd, &st, &err);
+    if (moved_len && (found == RESOLVE_FILE || found == RESOLVE_DIRECTORY)) {
+        close(fd);
+        return respond_moved(conn, req, moved);
+    }
+    switch (found) {
     case RESOLVE_FILE:
         return serve_file(conn, req, route, route->dir_fd, rel, path, fd, &st);
     case RESOLVE_DIRECTORY:
@@ -725,6 +773,199 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     return respond_error(conn, req, err == EMFILE || err == ENFILE ? 503 : 500);
 }
 
+/* What the checks of the request's fields found, header by header. */
+struct field_scan {
+    unsigned status;      /* 0 while every field is acceptable */
+    unsigned hosts;
+    const char *host;
+    size_t host_len;
+    bool length_seen, chunked, other_coding;
+    uint64_t length;
+    const char *cursor, *end; /* the header block not yet accounted for; NULL: unknown */
+};
+
+/* True when [from, to) holds only what libmicrohttpd leaves between the
+ * parts of a header block: whitespace around values, and at most ends line
+ * ends or colons (which it overwrites with NULs: one for ':' or a bare LF,
+ * two for CRLF). */
+static bool only_separators(const char *from, const char *to, unsigned ends)
+{
+    unsigned seen = 0;
+    for (; from < to; from++) {
+        if (*from == '\0' || *from == '\r' || *from == '\n') {
+            seen++;
+        } else if (*from != ' ' && *from != '\t') {
+            return false;
+        }
+    }
+    return seen <= ends;
+}
+
+/* Every byte of the header block must belong to a field libmicrohttpd
+ * reports. 0.9.75 hands names and values over cut at a NUL, and ends the
+ * block early at a line that starts with ':' (what follows becomes a second
+ * request: two responses to one); a byte no field covers is either. */
+static void account_bytes(struct field_scan *f, const char *from, size_t len, unsigned ends)
+{
+    if (!f->cursor || from < f->cursor || from + len > f->end) {
+        return; /* not inside the block (an empty value may be a constant) */
+    }
+    if (!only_separators(f->cursor, from, ends)) {
+        f->status = 400;
+    }
+    f->cursor = from + len;
+}
+
+static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char *name,
+                                  size_t name_len, const char *value, size_t value_len)
+{
+    struct field_scan *f = cls;
+    account_bytes(f, name, name_len, 2);   /* the line end before it */
+    account_bytes(f, value, value_len, 1); /* the colon */
+    if (!request_is_token(name, name_len)) {
+        f->status = 400; /* RFC 9112 5.1: field-name is a token */
+    } else if (strcasecmp(name, "Host") == 0) {
+        f->hosts++;
+        f->host = value;
+        f->host_len = value_len;
+        while (f->host_len > 0 && (value[f->host_len - 1] == ' ' || value[f->host_len - 1] == '\t')) {
+            f->host_len--; /* trailing OWS is not part of the value (RFC 9110 5.5) */
+        }
+    } else if (strcasecmp(name, "Content-Length") == 0 &&
+               !request_content_length(value, value_len, &f->length_seen, &f->length)) {
+        f->status = 400; /* RFC 9112 6.3: disagreeing lengths are unrecoverable */
+    } else if (strcasecmp(name, "Transfer-Encoding") == 0) {
+        bool chunked = value_len == 7 && strncasecmp(value, "chunked", 7) == 0;
+        f->chunked = f->chunked || chunked;
+        f->other_coding = f->other_coding || !chunked;
+    }
+    return f->status ? MHD_NO : MHD_YES;
+}
+
+/* The length of the target as the client sent it. libmicrohttpd 0.9.75 hands
+ * it over as a C string, so a NUL inside cuts it short; but it parses the
+ * request line in place and ends the target with the NUL it writes over the
+ * space before the version (parse_initial_message_line), so the version
+ * string starts one byte after the target's true end. Anything else (a
+ * libmicrohttpd that copies) falls back to the C string's length. */
+static size_t sent_target_length(const struct request *req, const char *version, size_t limit)
+{
+    size_t copied = strlen(req->target);
+    uintptr_t uri = (uintptr_t)req->sent_uri, ver = (uintptr_t)version;
+    if (ver > uri && ver - uri - 1 >= copied && ver - uri - 1 <= limit) {
+        return ver - uri - 1;
+    }
+    return copied;
+}
+
+/* RFC 9112 and 9110 on the request line and the fields, before anything is
+ * looked up: the status to refuse the request with, or 0. An absolute-form
+ * target is turned into its origin form here (its authority replaces Host). */
+static unsigned check_request(struct MHD_Connection *conn, struct request *req,
+                              const char *method, const char *version)
+{
+    enum request_method m = request_method_classify(method, strlen(method));
+    size_t sent_len = sent_target_length(req, version, req->server->ctx.config->header_limit);
+    struct request_target t;
+    if (m == REQUEST_METHOD_INVALID || sent_len != strlen(req->target) ||
+        !request_target_parse(req->target, sent_len, &t)) {
+        return 400; /* a NUL, a space or a control in the target, or no target at all */
+    }
+    if ((t.form == REQUEST_FORM_ASTERISK && m != REQUEST_METHOD_OPTIONS) ||
+        (t.form == REQUEST_FORM_AUTHORITY) != (m == REQUEST_METHOD_CONNECT)) {
+        return 400; /* "*" is for OPTIONS, host:port for CONNECT, and only them (3.2.3, 3.2.4) */
+    }
+    struct field_scan f = {0};
+    const union MHD_ConnectionInfo *size =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (size && size->header_size > 0) { /* measured from the method (connection.c) */
+        f.cursor = version + strlen(version);
+        f.end = method + size->header_size;
+        f.cursor = f.end > f.cursor ? f.cursor : NULL;
+    }
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, scan_field, &f);
+    if (f.cursor && !f.status && !only_separators(f.cursor, f.end, 4)) { /* last line, blank line */
+        f.status = 400;
+    }
+    bool http11 = strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
+    if (f.status) {
+        return f.status;
+    }
+    if (f.hosts > 1 || (http11 && f.hosts == 0) ||
+        (f.hosts == 1 && t.form != REQUEST_FORM_ABSOLUTE && !request_host_valid(f.host, f.host_len))) {
+        return 400; /* RFC 9112 3.2: MUST; an absolute form's Host is ignored (3.2.2) */
+    }
+    if ((f.chunked || f.other_coding) && (f.length_seen || !http11)) {
+        return 400; /* RFC 9112 6.1, 6.3: both framings at once is a smuggling attempt */
+    }
+    if (f.other_coding) {
+        return 501; /* RFC 9112 6.1: a transfer coding we do not know */
+    }
+    if (m == REQUEST_METHOD_UNKNOWN || m == REQUEST_METHOD_CONNECT) {
+        return 501; /* RFC 9110 9.1; folio is no proxy, so no tunnel either */
+    }
+    if ((m == REQUEST_METHOD_GET || m == REQUEST_METHOD_HEAD) && f.length > IGNORED_BODY_MAX) {
+        return 413;
+    }
+    if (t.form == REQUEST_FORM_ABSOLUTE) {
+        req->sent_target = strdup(req->target);
+        memmove(req->target, t.path_len ? t.path : "/", t.path_len ? t.path_len : 1);
+        req->target[t.path_len ? t.path_len : 1] = '\0';
+    }
+    return 0;
+}
+
+static enum MHD_Result respond_options(struct MHD_Connection *conn, struct request *req)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    if (resp) {
+        add_header(resp, "Allow", "GET, HEAD, OPTIONS");
+    }
+    return queue(conn, req, 204, resp, 0);
+}
+
+static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload_data, size_t *upload_size, void **req_cls)
+{
+    struct request *req = *req_cls;
+    req->method = method;
+    req->protocol = version;
+    if (!req->checked) {
+        req->checked = true;
+        unsigned refused = check_request(conn, req, method, version);
+        if (refused) {
+            return respond_error(conn, req, refused);
+        }
+    }
+    bool get = strcmp(method, "GET") == 0, head = strcmp(method, "HEAD") == 0;
+    if ((get || head) && !req->headers_seen) {
+        /* libmicrohttpd 0.9.75 closes the connection after a response queued
+         * on this first call (it cannot know the request has no body yet);
+         * answering on the second call keeps the connection alive. */
+        req->headers_seen = true;
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        /* A body on GET or HEAD: read and dropped (its declared length was
+         * checked; a chunked one past the limit ends the connection). */
+        req->body_bytes += *upload_size;
+        *upload_size = 0;
+        return req->body_bytes > IGNORED_BODY_MAX ? MHD_NO : MHD_YES;
+    }
+    if (!request_prefix(conn, req)) {
+        return respond_error(conn, req, 400);
+    }
+    if (strcmp(method, "OPTIONS") == 0) {
+        return respond_options(conn, req);
+    }
+    if (!get && !head) {
+        return respond_error(conn, req, 405);
+    }
+
+    return serve_target(conn, req);
+}
+
 static void *on_request_start(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     struct http_server *s = cls;
@@ -733,7 +974,7 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
     if (!req) {
         return NULL;
     }
-    *req = (struct request){.server = s};
+    *req = (struct request){.server = s, .sent_uri = uri};
     memcpy(req->target, uri, len + 1);
     clock_gettime(CLOCK_REALTIME, &req->start_real);
     clock_gettime(CLOCK_MONOTONIC, &req->start_mono);
@@ -786,7 +1027,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
             .remote = remote,
             .time = req->start_real,
             .method = req->method,
-            .target = req->target,
+            .target = req->sent_target ? req->sent_target : req->target,
             .protocol = req->protocol,
             .status = req->status,
             .bytes = why == MHD_REQUEST_TERMINATED_COMPLETED_OK || req->bytes == 0 ? req->bytes : 0,
@@ -797,6 +1038,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
         };
         log_write(s->ctx.config->log_format, &rec);
     }
+    free(req->sent_target);
     free(req);
     atomic_fetch_sub(&s->in_flight, 1);
 }

@@ -1,0 +1,209 @@
+"""The edge, over raw sockets: what folio accepts of a request (RFC 9112,
+nginx where it is right), and that nothing a client, a rebuild or a stalled
+pipe does can wedge it. Each class is one item of issue 7."""
+import os
+import re
+import shutil
+import socket
+import tempfile
+import time
+
+from folio import SLOWDOWN, ArticleTestCase, Server, main, make_article, status_of, write
+
+
+def request(target=b"/tiny.css", method=b"GET", headers=b"Host: t\r\n", version=b"HTTP/1.1", body=b""):
+    return (method + b" " + target + b" " + version + b"\r\n" + headers +
+            b"Connection: close\r\n\r\n" + body)
+
+
+def responses(raw):
+    """The status of every response in raw (a pipelined answer; no fixture
+    body holds a status line)."""
+    return [int(code) for code in re.findall(rb"HTTP/1\.1 (\d{3}) ", raw)]
+
+
+def header(raw, name):
+    head = raw.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+    for line in head.split("\r\n")[1:]:
+        k, _, v = line.partition(":")
+        if k.strip().lower() == name.lower():
+            return v.strip()
+    return None
+
+
+class RequestLine(ArticleTestCase):
+    """RFC 9112 3: the request line, and the target above all."""
+
+    def status(self, data):
+        return status_of(self.server.raw(data, timeout=3))
+
+    def test_absolute_form_is_accepted_and_its_authority_replaces_host(self):
+        resp = self.server.raw(request(b"http://localhost/tiny.css"))
+        self.assertEqual(status_of(resp), 200, resp[:200])
+        self.assertTrue(resp.endswith(self.file("www/tiny.css")))
+        # The Host header of an absolute form is ignored (3.2.2), not checked.
+        self.assertEqual(self.status(request(b"http://localhost:8000/tiny.css", headers=b"Host: x/y\r\n")), 200)
+        self.assertEqual(self.status(request(b"HTTPS://[::1]:8443/")), 200)
+        self.assertEqual(self.status(request(b"http://u:p@localhost/tiny.css")), 400)
+        self.assertEqual(self.status(request(b"ftp://localhost/tiny.css")), 400)
+        self.assertEqual(self.status(request(b"http://bad host/tiny.css")), 400)
+        self.server.wait_log(1)
+        self.assertTrue(any('"GET http://localhost/tiny.css HTTP/1.1" 200' in line
+                            for line in self.server.wait_log(3)), self.server.log_lines[-3:])
+
+    def test_a_nul_in_the_target_is_400_never_the_prefix(self):
+        for target in (b"/tiny.css\x00.junk", b"/..\x00", b"/\x00", b"/tiny.css\x00"):
+            resp = self.server.raw(request(target))
+            self.assertEqual(status_of(resp), 400, (target, resp[:100]))
+            self.assertNotIn(self.file("www/tiny.css"), resp.split(b"\r\n\r\n", 1)[-1])
+
+    def test_spaces_and_controls_in_the_target_are_400(self):
+        for target in (b"/ti ny.css", b"/\x02", b"/a\tb", b"/\x7f", b"/tiny.css#frag", b"/\x1b[31m"):
+            self.assertEqual(self.status(request(target)), 400, target)
+        self.assertEqual(self.status(b"GET /tiny.css  HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"), 400)
+
+    def test_methods(self):
+        self.assertEqual(self.status(request(method=b"FOO")), 501)           # RFC 9110 9.1
+        self.assertEqual(self.status(request(method=b"BREW")), 501)
+        self.assertEqual(self.status(request(method=b"POST")), 405)
+        self.assertEqual(self.status(request(method=b"get")), 501)           # methods are case-sensitive
+        self.assertEqual(self.status(request(method=b"G\x01T")), 400)       # not a token
+        self.assertEqual(self.status(request(method=b"CONNECT")), 400)      # CONNECT needs host:port
+        self.assertEqual(self.status(request(b"example.com:443", method=b"CONNECT")), 501)
+        self.assertEqual(self.status(request(b"example.com:443")), 400)     # authority form is CONNECT's
+        self.assertEqual(self.status(request(b"*", method=b"OPTIONS")), 204)
+        self.assertEqual(self.status(request(b"*")), 400)                   # "*" is OPTIONS' only
+        self.assertTrue(self.server.alive())
+
+
+class Host(ArticleTestCase):
+    """RFC 9112 3.2: a server MUST answer 400 to a missing, repeated or invalid Host."""
+
+    def status(self, host_lines):
+        return status_of(self.server.raw(request(headers=host_lines), timeout=3))
+
+    def test_valid_hosts(self):
+        for host in (b"localhost", b"localhost:8000", b"127.0.0.1", b"[::1]:80", b"example.com  ",
+                     b"xn--bcher-kva.example"):
+            self.assertEqual(self.status(b"Host: " + host + b"\r\n"), 200, host)
+
+    def test_invalid_hosts_are_400(self):
+        for host in (b"example.com/\\:552", b"localhost\x02", b"h:1.2", b"localhost:9000:80",
+                     b"[::1", b"::1]", b"[::1]x", b"h:65536", b"a b", b"user@h", b""):
+            self.assertEqual(self.status(b"Host: " + host + b"\r\n"), 400, host)
+
+    def test_two_hosts_are_400(self):
+        self.assertEqual(self.status(b"Host: a\r\nHost: a\r\n"), 400)
+        self.assertEqual(self.status(b"Host: a\r\nhost: b\r\n"), 400)
+        self.assertEqual(self.status(b""), 400)  # HTTP/1.1 without one
+
+
+class Fields(ArticleTestCase):
+    """RFC 9112 5 and 6: field names, framing, and a body nobody asked for."""
+
+    def test_field_names_that_are_not_tokens_are_400(self):
+        for line in (b":foo: 1", b"foo\x02: 1", b"a b: 1", b"X-Ok: 1\r\n:foo: 1", b"X-Ok: 1\r\n:",
+                     b"X: a\x00b"):
+            resp = self.server.raw(request(headers=b"Host: t\r\n" + line + b"\r\n"))
+            self.assertEqual(responses(resp), [400], (line, resp[:300]))
+
+    def test_disagreeing_content_lengths_get_one_400_and_a_close(self):
+        smuggled = b"GET /missing HTTP/1.1\r\nHost: t\r\n\r\n"
+        data = (b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nContent-Length: 29\r\n\r\n"
+                + smuggled)
+        resp = self.server.raw(data)
+        self.assertEqual(responses(resp), [400], resp[:300])
+        self.assertEqual(header(resp, "Connection"), "close")
+        # A list that disagrees: libmicrohttpd refuses it itself, and closes.
+        for lengths in (b"Content-Length: 5, 6\r\n", b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n"):
+            resp = self.server.raw(request(headers=b"Host: t\r\n" + lengths) + smuggled)
+            self.assertEqual(status_of(resp), 400, lengths)
+            self.assertNotIn(b" 404 ", resp, lengths)
+        agreeing = request(headers=b"Host: t\r\nContent-Length: 5\r\nContent-Length: 5\r\n", body=b"hello")
+        self.assertEqual(responses(self.server.raw(agreeing)), [200])
+
+    def test_a_body_on_get_is_read_and_the_response_sent(self):
+        resp = self.server.raw(request(headers=b"Host: t\r\nContent-Length: 5\r\n", body=b"hello"))
+        self.assertEqual(status_of(resp), 200, resp[:200])
+        self.assertTrue(resp.endswith(self.file("www/tiny.css")))
+        # ... and the next request on the connection is one, not the body.
+        keep = (b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello"
+                b"GET /missing HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        self.assertEqual(responses(self.server.raw(keep)), [200, 404])
+        chunked = (b"HEAD /tiny.css HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
+                   b"Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        self.assertEqual(responses(self.server.raw(chunked)), [200])
+
+    def test_a_big_body_on_get_is_413(self):
+        data = request(headers=b"Host: t\r\nContent-Length: 10000000\r\n")
+        self.assertEqual(status_of(self.server.raw(data)), 413)
+        self.assertEqual(status_of(self.server.raw(request(headers=b"Host: t\r\nTransfer-Encoding: gzip\r\n"))), 501)
+        self.assertTrue(self.server.alive())
+
+    def test_a_304_carries_no_content_length_0(self):
+        for extra in (b"", b"Accept-Encoding: gzip\r\n"):
+            ok = self.server.raw(request(b"/style.css", headers=b"Host: t\r\n" + extra))
+            etag = header(ok, "ETag").encode()
+            resp = self.server.raw(request(b"/style.css", headers=b"Host: t\r\n" + extra +
+                                           b"If-None-Match: " + etag + b"\r\n"))
+            self.assertEqual(status_of(resp), 304)
+            # RFC 9110 8.6: none, or the length the 200 had; never 0 for a body.
+            self.assertIn(header(resp, "Content-Length"), (None, header(ok, "Content-Length")))
+            self.assertNotEqual(header(ok, "Content-Length"), "0")
+            self.assertTrue(resp.endswith(b"\r\n\r\n"), resp[-40:])
+
+
+class Redirects(ArticleTestCase):
+    """A folder redirect's Location is a valid relative reference; "//" runs
+    are one address."""
+
+    @classmethod
+    def build_root(cls, tmp):
+        root = make_article(os.path.join(tmp, "article"))
+        for name in ("dir sp", "a?b", "c#d", "100%", "a:b", "line\nbreak"):
+            write(os.path.join(root, "www", name, "index.html"), "<p>%r</p>\n" % name)
+        return root
+
+    def location(self, target):
+        resp = self.server.raw(request(target))
+        self.assertEqual(status_of(resp), 301, (target, resp[:200]))
+        return header(resp, "Location")
+
+    def test_folder_location_is_encoded_again(self):
+        self.assertEqual(self.location(b"/dir%20sp"), "dir%20sp/")
+        self.assertEqual(self.location(b"/a%3Fb"), "a%3Fb/")
+        self.assertEqual(self.location(b"/c%23d"), "c%23d/")
+        self.assertEqual(self.location(b"/100%25"), "100%25/")
+        self.assertEqual(self.location(b"/a:b"), "./a:b/")
+        self.assertEqual(self.location(b"/line%0Abreak"), "line%0Abreak/")
+        self.assertEqual(self.location(b"/dir%20sp?x=1"), "dir%20sp/?x=1")
+        # Following each one lands on the folder's page.
+        for target in (b"/dir%20sp/", b"/a%3Fb/", b"/c%23d/", b"/100%25/", b"/a:b/", b"/line%0Abreak/"):
+            self.assertEqual(status_of(self.server.raw(request(target))), 200, target)
+
+    def test_repeated_slashes_are_one_address(self):
+        self.assertEqual(self.location(b"//tiny.css"), "../tiny.css")
+        self.assertEqual(self.location(b"/sub//index.html?q"), "../../sub/index.html?q")
+        many = b"/" * 2500 + b"sub/"
+        loc = self.location(many)
+        self.assertEqual(loc, "../" * 2500 + "sub/")
+        # A page that is missing is a 404 whose client script is whole.
+        resp = self.server.raw(request(b"/" * 2500 + b"missing.html",
+                                       headers=b"Host: t\r\nSec-Fetch-Dest: document\r\n"))
+        self.assertEqual(status_of(resp), 404)
+        self.assertIn(b'__folio/reload.js" defer></script>', resp)
+        self.assertLess(len(resp), 4096)
+        # Dot segments (no browser sends them) climb as the path served does.
+        resp = self.server.raw(request(b"/./././sub/./", headers=b"Host: t\r\nSec-Fetch-Dest: document\r\n"))
+        self.assertEqual(status_of(resp), 200)
+        self.assertIn(b'<script src="../__folio/reload.js" defer></script>', resp)
+        # No cached variant per spelling: the cache does not grow with it.
+        before = self.server.get("/__folio/health").body
+        for n in range(2, 40):
+            self.server.raw(request(b"/" * n + b"missing.html", headers=b"Host: t\r\nSec-Fetch-Dest: document\r\n"))
+        self.assertEqual(before.split(b'"cache_bytes":')[1].split(b",")[0],
+                         self.server.get("/__folio/health").body.split(b'"cache_bytes":')[1].split(b",")[0])
+
+
+if __name__ == "__main__":
+    main()
