@@ -88,6 +88,11 @@ static bool ip_literal_valid(const char *s, size_t len)
     if (len == 0 || len >= sizeof(copy)) {
         return false;
     }
+    for (size_t i = 0; i < len; i++) { /* inet_pton reads a C string: no NUL may end it early */
+        if (!is_hex((unsigned char)s[i]) && s[i] != ':' && s[i] != '.') {
+            return false;
+        }
+    }
     memcpy(copy, s, len);
     copy[len] = '\0';
     unsigned char addr[16];

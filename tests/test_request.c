@@ -94,6 +94,7 @@ static void test_hosts(void **state)
         {"u@h", LEN("u@h"), false},
         {"h%4", LEN("h%4"), false},
         {"h\0x", LEN("h\0x"), false},
+        {"[20:01:db8::1\0\0]:80", LEN("[20:01:db8::1\0\0]:80"), false}, /* fuzz_request found it */
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         if (request_host_valid(rows[i].value, rows[i].len) != rows[i].ok) {
