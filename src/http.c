@@ -72,6 +72,7 @@ struct request {
     unsigned status;
     uint64_t bytes, body_bytes;
     bool headers_seen, checked;
+    char protocol_buf[16];         /* the version as sent, for a request MHD refuses itself */
     char prefix_buf[256];
     char target[]; /* as received: percent-encoded, with the query */
 };
@@ -727,7 +728,7 @@ static enum MHD_Result serve_target(struct MHD_Connection *conn, struct request 
     }
     bool bare_prefix;
     const struct route *route = routes_match(req->server->ctx.routes, path, &bare_prefix);
-    if (!route) {
+    if (!route || routes_check(route, false) == ROUTE_GONE) {
         return respond_error(conn, req, 404);
     }
     if (bare_prefix) {
@@ -749,6 +750,9 @@ static enum MHD_Result serve_target(struct MHD_Connection *conn, struct request 
     int fd, err;
     struct stat st;
     enum resolve_status found = resolve_open(route->dir_fd, rel, &fd, &st, &err);
+    if (found == RESOLVE_NOT_FOUND && routes_check(route, true) == ROUTE_REOPENED) {
+        found = resolve_open(route->dir_fd, rel, &fd, &st, &err); /* the folder was swapped */
+    }
     if (moved_len && (found == RESOLVE_FILE || found == RESOLVE_DIRECTORY)) {
         close(fd);
         return respond_moved(conn, req, moved);
@@ -976,6 +980,12 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
     }
     *req = (struct request){.server = s, .sent_uri = uri};
     memcpy(req->target, uri, len + 1);
+    /* The version follows the target in the request line (see
+     * sent_target_length); copied, as MHD may reuse that memory for a 431. */
+    const char *version = uri + len + 1;
+    snprintf(req->protocol_buf, sizeof(req->protocol_buf), "%.*s",
+             (int)strnlen(version, sizeof(req->protocol_buf) - 1), version);
+    req->protocol = req->protocol_buf;
     clock_gettime(CLOCK_REALTIME, &req->start_real);
     clock_gettime(CLOCK_MONOTONIC, &req->start_mono);
     atomic_fetch_add(&s->in_flight, 1);
@@ -1007,6 +1017,24 @@ static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *
     }
 }
 
+/* The status libmicrohttpd sent on its own (414, 431, 400, 505, 413) on this
+ * thread, from its log message: it tells the application no other way about
+ * a request it refused before, or without, our handler. Consumed by the
+ * completion of that request, or by the close of its connection when the
+ * request never reached the URI callback (a request line it could not read). */
+static _Thread_local unsigned refused_status;
+
+static void write_log_line(struct http_server *s, struct MHD_Connection *conn, const struct log_record *r)
+{
+    char remote[INET6_ADDRSTRLEN + 64];
+    client_address(conn, s->ctx.config->trust_proxy, remote, sizeof(remote));
+    struct log_record rec = *r;
+    rec.remote = remote;
+    rec.referer = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Referer");
+    rec.user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent");
+    log_write(s->ctx.config->log_format, &rec);
+}
+
 static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
                             enum MHD_RequestTerminationCode why)
 {
@@ -1016,31 +1044,50 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
         return;
     }
     *req_cls = NULL;
-    /* Requests libmicrohttpd refused before our handler ran (a malformed line,
-     * headers over the limit) have no status we know; MHD answered them. */
-    if (req->status && !s->ctx.config->quiet) {
+    /* Only a status that went out: ours, else the one libmicrohttpd queued
+     * itself (431, a malformed header); none at all is "-" (the client left,
+     * or the request was dropped). */
+    unsigned status = req->status;
+    if (!status) {
+        const union MHD_ConnectionInfo *queued = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS);
+        status = queued ? queued->http_status : refused_status;
+    }
+    refused_status = 0;
+    if (!s->ctx.config->quiet) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        char remote[INET6_ADDRSTRLEN + 64];
-        client_address(conn, s->ctx.config->trust_proxy, remote, sizeof(remote));
         struct log_record rec = {
-            .remote = remote,
             .time = req->start_real,
             .method = req->method,
             .target = req->sent_target ? req->sent_target : req->target,
             .protocol = req->protocol,
-            .status = req->status,
+            .status = status,
             .bytes = why == MHD_REQUEST_TERMINATED_COMPLETED_OK || req->bytes == 0 ? req->bytes : 0,
-            .referer = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Referer"),
-            .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
             .duration_ms = (double)(now.tv_sec - req->start_mono.tv_sec) * 1e3 +
                            (double)(now.tv_nsec - req->start_mono.tv_nsec) / 1e6,
         };
-        log_write(s->ctx.config->log_format, &rec);
+        write_log_line(s, conn, &rec);
     }
     free(req->sent_target);
     free(req);
     atomic_fetch_sub(&s->in_flight, 1);
+}
+
+/* A connection closes: a refusal of a request line libmicrohttpd could not
+ * read (414, a bad version) had no request of ours, so it is logged here. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct http_server *s = cls;
+    if (code != MHD_CONNECTION_NOTIFY_CLOSED || !refused_status) {
+        return;
+    }
+    struct log_record rec = {.status = refused_status};
+    refused_status = 0;
+    if (!s->ctx.config->quiet) {
+        clock_gettime(CLOCK_REALTIME, &rec.time);
+        write_log_line(s, conn, &rec);
+    }
 }
 
 static char mhd_last_error[256];
@@ -1049,7 +1096,15 @@ static void on_mhd_message(void *cls, const char *fmt, va_list ap) __attribute__
 static void on_mhd_message(void *cls, const char *fmt, va_list ap)
 {
     /* Kept for the start-up error; at run time MHD speaks of clients that
-     * misbehave, which is not worth a line on stderr each. */
+     * misbehave, which is not worth a line on stderr each. Its refusals are
+     * worth an access-log line, though (see refused_status). */
+    static const char refusal[] = "Error processing request (HTTP response code is %u";
+    if (strncmp(fmt, refusal, sizeof(refusal) - 1) == 0) {
+        va_list copy;
+        va_copy(copy, ap);
+        refused_status = va_arg(copy, unsigned);
+        va_end(copy);
+    }
     vsnprintf(mhd_last_error, sizeof(mhd_last_error), fmt, ap);
 }
 
@@ -1099,6 +1154,7 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->header_limit,
         MHD_OPTION_URI_LOG_CALLBACK, on_request_start, s,
         MHD_OPTION_NOTIFY_COMPLETED, on_request_done, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_message, s,
         MHD_OPTION_END);
     if (!s->daemon) {
@@ -1138,6 +1194,11 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     MHD_stop_daemon(s->daemon);
     if (listener != MHD_INVALID_SOCKET) {
         close(listener);
+    }
+    /* The last lines, unless nobody reads them; then say what was lost. */
+    if (!log_flush(1000) || log_dropped() > 0) {
+        fprintf(stderr, "folio: access log: %llu lines dropped, %s\n",
+                (unsigned long long)log_dropped(), "stdout was not read fast enough");
     }
     free(s);
 }

@@ -1,8 +1,12 @@
 #include "log.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 bool log_format_parse(const char *name, enum log_format *out)
@@ -35,7 +39,40 @@ static void put(struct line *l, const char *fmt, ...)
     }
 }
 
-/* Appends s escaped, keeping room (reserve bytes) for the rest of the line. */
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * form, no surrogate, nothing past U+10FFFF), or 0 when p starts none. */
+static size_t utf8_length(const unsigned char *p)
+{
+    unsigned char c = p[0];
+    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (n == 0) {
+        return 0;
+    }
+    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range narrows for a few leads */
+    if (c == 0xe0) {
+        lo = 0xa0;
+    } else if (c == 0xed) {
+        hi = 0x9f;
+    } else if (c == 0xf0) {
+        lo = 0x90;
+    } else if (c == 0xf4) {
+        hi = 0x8f;
+    }
+    if (p[1] < lo || p[1] > hi) {
+        return 0;
+    }
+    for (size_t i = 2; i < n; i++) {
+        if (p[i] < 0x80 || p[i] > 0xbf) {
+            return 0;
+        }
+    }
+    return n;
+}
+
+/* Appends s escaped, keeping room (reserve bytes) for the rest of the line.
+ * Text formats: every byte outside printable ASCII as \xHH. JSON (whose text
+ * is UTF-8): well-formed UTF-8 as it came, controls as \u00HH, and a byte
+ * that is no UTF-8 as U+FFFD; never a byte read as Latin-1. */
 static void put_escaped(struct line *l, const char *s, bool json, size_t reserve)
 {
     if (!s) {
@@ -47,11 +84,19 @@ static void put_escaped(struct line *l, const char *s, bool json, size_t reserve
             put(l, "...");
             return;
         }
+        size_t n = json && *p >= 0x80 ? utf8_length(p) : 0;
         if (*p == '"' || *p == '\\') {
             put(l, "\\%c", *p);
         } else if (*p >= 0x20 && *p < 0x7f) {
             l->buf[l->len++] = (char)*p;
             l->buf[l->len] = '\0';
+        } else if (n > 0) {
+            memcpy(l->buf + l->len, p, n);
+            l->len += n;
+            l->buf[l->len] = '\0';
+            p += n - 1;
+        } else if (json && *p >= 0x80) {
+            put(l, "\\ufffd");
         } else {
             put(l, json ? "\\u%04x" : "\\x%02X", *p);
         }
@@ -77,8 +122,12 @@ size_t log_format_line(enum log_format format, const struct log_record *r, char 
         put_escaped(&l, r->target, true, reserve + 200);
         put(&l, "\",\"protocol\":\"");
         put_escaped(&l, r->protocol, true, reserve);
-        put(&l, "\",\"status\":%u,\"bytes\":%llu,\"referer\":\"", r->status,
-            (unsigned long long)r->bytes);
+        if (r->status) {
+            put(&l, "\",\"status\":%u", r->status);
+        } else {
+            put(&l, "\",\"status\":null"); /* nothing was sent */
+        }
+        put(&l, ",\"bytes\":%llu,\"referer\":\"", (unsigned long long)r->bytes);
         put_escaped(&l, r->referer, true, reserve);
         put(&l, "\",\"user_agent\":\"");
         put_escaped(&l, r->user_agent, true, 60);
@@ -95,7 +144,11 @@ size_t log_format_line(enum log_format format, const struct log_record *r, char 
     put_escaped(&l, r->target, false, reserve + 200);
     put(&l, " ");
     put_escaped(&l, r->protocol, false, reserve);
-    put(&l, "\" %u %llu", r->status, (unsigned long long)r->bytes);
+    if (r->status) {
+        put(&l, "\" %u %llu", r->status, (unsigned long long)r->bytes);
+    } else {
+        put(&l, "\" - %llu", (unsigned long long)r->bytes); /* nothing was sent */
+    }
     if (format == LOG_FORMAT_COMBINED) {
         put(&l, " \"");
         put_escaped(&l, r->referer, false, reserve);
@@ -110,15 +163,121 @@ size_t log_format_line(enum log_format format, const struct log_record *r, char 
     return l.len;
 }
 
+/* The access log leaves through one writer thread, so a reader that stops
+ * reading (a full pipe) stalls that thread alone, never a worker: workers
+ * append to a bounded ring and, when it is full, drop the line and count it. */
+#define RING_BYTES (1u << 20)
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    char data[RING_BYTES];
+    size_t head, len;       /* the bytes not yet written: [head, head + len) mod RING_BYTES */
+    bool writing;           /* the writer holds a chunk it has not written yet */
+    uint64_t dropped, reported;
+} ring = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
+
+static pthread_once_t writer_once = PTHREAD_ONCE_INIT;
+static atomic_uint_fast64_t dropped_total;
+
+/* Writes all of buf to fd, blocking; false when fd refuses it for good. */
+static bool write_all(int fd, const char *buf, size_t len)
+{
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(fd, buf + off, len - off);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        off += (size_t)n;
+    }
+    return true;
+}
+
+static void *writer_main(void *unused)
+{
+    static char chunk[64 << 10];
+    pthread_mutex_lock(&ring.lock);
+    for (;;) {
+        while (ring.len == 0) {
+            pthread_cond_wait(&ring.changed, &ring.lock);
+        }
+        size_t n = ring.len < sizeof(chunk) ? ring.len : sizeof(chunk);
+        size_t first = n < RING_BYTES - ring.head ? n : RING_BYTES - ring.head;
+        memcpy(chunk, ring.data + ring.head, first);
+        memcpy(chunk + first, ring.data, n - first);
+        ring.head = (ring.head + n) % RING_BYTES;
+        ring.len -= n;
+        ring.writing = true;
+        uint64_t dropped = ring.dropped - ring.reported;
+        ring.reported = ring.dropped;
+        pthread_mutex_unlock(&ring.lock);
+        write_all(STDOUT_FILENO, chunk, n); /* a closed log never stops the server */
+        if (dropped > 0) {
+            char note[96];
+            int k = snprintf(note, sizeof(note),
+                             "folio: access log fell behind: %llu lines dropped\n",
+                             (unsigned long long)dropped);
+            write_all(STDERR_FILENO, note, (size_t)k);
+        }
+        pthread_mutex_lock(&ring.lock);
+        ring.writing = false;
+        pthread_cond_broadcast(&ring.changed);
+    }
+    return NULL;
+}
+
+static void start_writer(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, writer_main, NULL) == 0) {
+        pthread_detach(t);
+    }
+}
+
 void log_write(enum log_format format, const struct log_record *r)
 {
     char buf[8192];
     size_t len = log_format_line(format, r, buf, sizeof(buf));
-    for (size_t off = 0; off < len;) {
-        ssize_t n = write(STDOUT_FILENO, buf + off, len - off);
-        if (n <= 0) {
-            return; /* a closed or full log never stops the server */
-        }
-        off += (size_t)n;
+    pthread_once(&writer_once, start_writer);
+    pthread_mutex_lock(&ring.lock);
+    if (ring.len + len > RING_BYTES) {
+        ring.dropped++;
+        atomic_fetch_add(&dropped_total, 1);
+    } else {
+        size_t tail = (ring.head + ring.len) % RING_BYTES;
+        size_t first = len < RING_BYTES - tail ? len : RING_BYTES - tail;
+        memcpy(ring.data + tail, buf, first);
+        memcpy(ring.data, buf + first, len - first);
+        ring.len += len;
+        pthread_cond_broadcast(&ring.changed);
     }
+    pthread_mutex_unlock(&ring.lock);
+}
+
+bool log_flush(unsigned timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&ring.lock);
+    int rc = 0;
+    while ((ring.len > 0 || ring.writing) && rc == 0) {
+        rc = pthread_cond_timedwait(&ring.changed, &ring.lock, &deadline);
+    }
+    bool empty = ring.len == 0 && !ring.writing;
+    pthread_mutex_unlock(&ring.lock);
+    return empty;
+}
+
+uint64_t log_dropped(void)
+{
+    return atomic_load(&dropped_total);
 }

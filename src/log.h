@@ -2,9 +2,12 @@
  *
  * One line per request on stdout, in the common or combined log format that
  * nginx and Apache write, or as JSON lines. Every string that came from the
- * client is escaped (\xHH in the text formats, \uXXXX in JSON), so a request
+ * client is escaped (\xHH in the text formats; in JSON, UTF-8 as it is,
+ * controls as \u00HH and bytes that are no UTF-8 as U+FFFD), so a request
  * cannot forge log lines or smuggle terminal escapes. Diagnostics go to
- * stderr, never here. Thread-safe: a line leaves in a single write().
+ * stderr, never here. Thread-safe: lines go through a bounded ring to one
+ * writer thread, so a stdout nobody reads never blocks a caller (lines that
+ * do not fit are dropped, counted and reported on stderr).
  */
 #ifndef FOLIO_LOG_H
 #define FOLIO_LOG_H
@@ -24,7 +27,7 @@ struct log_record {
     const char *remote;   /* client address */
     struct timespec time; /* when the request arrived (CLOCK_REALTIME) */
     const char *method, *target, *protocol;
-    unsigned status;
+    unsigned status;      /* 0: none was sent (the client left, or was dropped): "-" */
     uint64_t bytes;       /* body bytes sent */
     const char *referer, *user_agent; /* may be NULL */
     double duration_ms;
@@ -37,7 +40,14 @@ bool log_format_parse(const char *name, enum log_format *out);
  * fit). Pure; returns the line's length. size must be at least 512. */
 size_t log_format_line(enum log_format format, const struct log_record *r, char *buf, size_t size);
 
-/* Formats and writes one line to stdout. */
+/* Formats one line and queues it for stdout; never blocks on stdout. */
 void log_write(enum log_format format, const struct log_record *r);
+
+/* Waits up to timeout_ms for every queued line to be written; true when it
+ * was. For a clean exit. */
+bool log_flush(unsigned timeout_ms);
+
+/* How many lines were dropped because stdout was not read fast enough. */
+uint64_t log_dropped(void);
 
 #endif

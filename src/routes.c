@@ -3,9 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -48,11 +51,12 @@ bool routes_open(struct routes *r, const struct config *c, char *err, size_t err
             routes_close(r);
             return false;
         }
-        free(joined);
+        route->configured = joined;
         route->dir_fd = open(route->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (route->dir_fd < 0) {
             snprintf(err, err_size, "route %s: folder %s: %s", cr->prefix, route->dir, strerror(errno));
             free(route->dir);
+            free(route->configured);
             routes_close(r);
             return false;
         }
@@ -92,6 +96,7 @@ void routes_close(struct routes *r)
     for (size_t i = 0; i < r->count; i++) {
         free(r->items[i].prefix);
         free(r->items[i].dir);
+        free(r->items[i].configured);
         if (r->items[i].dir_fd >= 0) {
             close(r->items[i].dir_fd);
         }
@@ -99,4 +104,65 @@ void routes_close(struct routes *r)
     free(r->items);
     free(r->root);
     *r = (struct routes){0};
+}
+
+#define CHECK_INTERVAL_MS 1000
+
+static pthread_mutex_t reopen_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Compares the folder at r->configured with the one r->dir_fd holds and
+ * re-opens it in place when they differ. Serialised: one re-open at a time. */
+static enum route_state look_again(struct route *r)
+{
+    pthread_mutex_lock(&reopen_lock);
+    enum route_state state = ROUTE_SAME;
+    struct stat there, held;
+    if (stat(r->configured, &there) != 0 || !S_ISDIR(there.st_mode)) {
+        if (!atomic_exchange(&r->gone, true)) {
+            fprintf(stderr, "folio: route %s: folder %s is gone; 404 until it is back\n",
+                    r->prefix, r->configured);
+        }
+        state = ROUTE_GONE;
+    } else if (fstat(r->dir_fd, &held) != 0 || held.st_dev != there.st_dev ||
+               held.st_ino != there.st_ino) {
+        int fd = open(r->configured, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0 && dup3(fd, r->dir_fd, O_CLOEXEC) >= 0) {
+            atomic_store(&r->gone, false);
+            fprintf(stderr, "folio: route %s: folder %s was replaced; re-opened\n", r->prefix,
+                    r->configured);
+            state = ROUTE_REOPENED;
+        } else {
+            state = atomic_load(&r->gone) ? ROUTE_GONE : ROUTE_SAME;
+        }
+        if (fd >= 0) {
+            close(fd);
+        }
+    } else if (atomic_exchange(&r->gone, false)) {
+        fprintf(stderr, "folio: route %s: folder %s is back\n", r->prefix, r->configured);
+        state = ROUTE_REOPENED;
+    }
+    pthread_mutex_unlock(&reopen_lock);
+    return state;
+}
+
+enum route_state routes_check(const struct route *route, bool missed)
+{
+    /* The route's memory is the array routes_open allocated, never const
+     * itself: the atomics are the only fields written after start-up. */
+    struct route *r = (struct route *)route;
+    int64_t now = monotonic_ms();
+    int64_t last = atomic_load(&r->checked_ms);
+    if (!missed && (now - last < CHECK_INTERVAL_MS ||
+                    !atomic_compare_exchange_strong(&r->checked_ms, &last, now))) {
+        return atomic_load(&r->gone) ? ROUTE_GONE : ROUTE_SAME;
+    }
+    atomic_store(&r->checked_ms, now);
+    return look_again(r);
 }

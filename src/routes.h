@@ -1,23 +1,33 @@
 /* routes: which folder serves which URL prefix.
  *
- * Built once from the config at start-up and read-only afterwards, so it is
- * shared by every thread without locking. Each route holds an open directory
- * fd: files are opened beneath it (resolve.c), never by path, so renaming or
- * replacing the folder's parents cannot redirect us elsewhere.
+ * Built once from the config at start-up and read-only afterwards (but for
+ * what routes_check changes, atomically), so it is shared by every thread
+ * without locking. Each route holds an open directory fd: files are opened
+ * beneath it (resolve.c), never by path, so renaming or replacing the
+ * folder's parents cannot redirect us elsewhere. A folder that is replaced
+ * at its configured path (deleted and built again, a symlink swapped) is
+ * re-opened by that path when routes_check sees it: the new folder's fd is
+ * put in the old one's place (dup3), so a request in flight never sees a
+ * closed descriptor.
  */
 #ifndef FOLIO_ROUTES_H
 #define FOLIO_ROUTES_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct config;
 
 struct route {
     char *prefix;      /* "/", "/fragments/", ...: starts and ends with "/" */
     size_t prefix_len;
-    char *dir;         /* absolute, canonical */
-    int dir_fd;
+    char *dir;         /* absolute, canonical (as it was at start-up) */
+    char *configured;  /* absolute, symlinks unresolved: what routes_check re-opens */
+    int dir_fd;        /* the number never changes; what it names may (routes_check) */
+    _Atomic int64_t checked_ms; /* CLOCK_MONOTONIC ms of the last look at configured */
+    atomic_bool gone;  /* configured names no folder: every address is a 404 */
     bool is_fragments; /* "/fragments/": HTML here is fetched by script, never a document */
 };
 
@@ -35,6 +45,18 @@ bool routes_open(struct routes *r, const struct config *c, char *err, size_t err
  * the prefix without its slash ("/assets") *is_bare_prefix is set, so the
  * caller can redirect to "/assets/". */
 const struct route *routes_match(const struct routes *r, const char *path, bool *is_bare_prefix);
+
+enum route_state {
+    ROUTE_SAME,     /* the folder at the configured path is the one held */
+    ROUTE_REOPENED, /* it was replaced (or came back): dir_fd now names the new one */
+    ROUTE_GONE,     /* nothing is there: serve nothing from this route */
+};
+
+/* Whether route still holds the folder at its configured path, re-opening it
+ * by that path when it was replaced (one line on stderr for each change).
+ * Looks at most once a second, and at once when missed is true (a file was
+ * not found: the folder may have been swapped under it). Thread-safe. */
+enum route_state routes_check(const struct route *route, bool missed);
 
 void routes_close(struct routes *r); /* accepts a zeroed struct */
 

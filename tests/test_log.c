@@ -65,7 +65,37 @@ static void test_hostile_strings_are_escaped(void **state)
     assert_non_null(strstr(line, "/a\\\"b\\\\c\\x0A127.0.0.1 - - fake\\x1B[31m\\xFF"));
     assert_non_null(strstr(line, "\"\\\"quoted\\\"\""));
     log_format_line(LOG_FORMAT_JSON, &r, line, sizeof(line));
-    assert_non_null(strstr(line, "\"uri\":\"/a\\\"b\\\\c\\u000a127.0.0.1 - - fake\\u001b[31m\\u00ff\""));
+    /* JSON is UTF-8: a byte that is no UTF-8 is U+FFFD, never \u00ff (Latin-1). */
+    assert_non_null(strstr(line, "\"uri\":\"/a\\\"b\\\\c\\u000a127.0.0.1 - - fake\\u001b[31m\\ufffd\""));
+}
+
+static void test_json_keeps_utf8_and_marks_what_is_not(void **state)
+{
+    struct log_record r = sample();
+    r.user_agent = "Mozilla/5.0 (Caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80)";
+    char line[1024];
+    log_format_line(LOG_FORMAT_JSON, &r, line, sizeof(line));
+    assert_non_null(strstr(line, "\"user_agent\":\"Mozilla/5.0 (Caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80)\""));
+    /* Overlong, surrogate, past U+10FFFF, cut short, a lone continuation. */
+    r.user_agent = "\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82|\x80";
+    log_format_line(LOG_FORMAT_JSON, &r, line, sizeof(line));
+    assert_non_null(strstr(line, "\"user_agent\":\"\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|"
+                                 "\\ufffd\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd|\\ufffd\""));
+    /* The text formats keep every byte, as \xHH. */
+    log_format_line(LOG_FORMAT_COMBINED, &r, line, sizeof(line));
+    assert_non_null(strstr(line, "\"\\xC0\\xAF|\\xED\\xA0\\x80|"));
+}
+
+static void test_nothing_sent_is_a_dash(void **state)
+{
+    struct log_record r = sample();
+    r.status = 0;
+    r.bytes = 0;
+    char line[1024];
+    log_format_line(LOG_FORMAT_COMMON, &r, line, sizeof(line));
+    assert_non_null(strstr(line, "HTTP/1.1\" - 0\n"));
+    log_format_line(LOG_FORMAT_JSON, &r, line, sizeof(line));
+    assert_non_null(strstr(line, "\"status\":null,\"bytes\":0,"));
 }
 
 static void test_long_target_is_truncated_not_overflowed(void **state)
@@ -102,6 +132,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_common_and_combined),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_json_keeps_utf8_and_marks_what_is_not),
+        cmocka_unit_test(test_nothing_sent_is_a_dash),
         cmocka_unit_test(test_hostile_strings_are_escaped),
         cmocka_unit_test(test_long_target_is_truncated_not_overflowed),
         cmocka_unit_test(test_parse),

@@ -6,7 +6,9 @@
  * the first four, absent for the last two). Invariants: the returned length
  * is strlen(buf) and below the buffer size; the line ends in its only '\n';
  * every other byte is printable ASCII (no control byte, no DEL, no byte
- * above 0x7e), so a request can neither forge a line nor reach a terminal;
+ * above 0x7e) in the text formats, and printable ASCII or well-formed UTF-8
+ * in JSON (JSON text is UTF-8), so a request can neither forge a line nor
+ * reach a terminal nor make the JSON unreadable;
  * a JSON line starts with '{', ends with "}\n" and its unescaped quotes pair
  * up; a common or combined line has an even number of unescaped quotes.
  */
@@ -15,6 +17,27 @@
 #include "log.h"
 
 static const size_t buffer_sizes[] = {512, 513, 600, 1024, 4096, 8192};
+
+/* The length of the well-formed UTF-8 sequence at p (at most left bytes),
+ * or 0: decoded to a code point and checked against its shortest form. */
+static size_t utf8_sequence(const char *s, size_t left)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc0 ? 2 : 0;
+    if (n == 0 || n > left || p[0] > 0xf4) {
+        return 0;
+    }
+    unsigned long cp = p[0] & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+        cp = cp << 6 | (p[i] & 0x3fu);
+    }
+    static const unsigned long shortest[] = {0, 0, 0x80, 0x800, 0x10000};
+    bool ok = cp >= shortest[n] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+    return ok ? n : 0;
+}
 
 static bool escaped(const char *buf, size_t i)
 {
@@ -67,6 +90,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned quotes = 0;
     for (size_t i = 0; i + 1 < len; i++) {
         unsigned char c = (unsigned char)buf[i];
+        if (format == LOG_FORMAT_JSON && c >= 0x80) {
+            size_t n = utf8_sequence(buf + i, len - 1 - i);
+            fuzz_check(n > 0, "JSON: only well-formed UTF-8 above ASCII");
+            i += n - 1;
+            continue;
+        }
         fuzz_check(c >= 0x20 && c < 0x7f, "only printable ASCII before the newline");
         if (c == '"' && !escaped(buf, i)) {
             quotes++;

@@ -1,14 +1,19 @@
 """The edge, over raw sockets: what folio accepts of a request (RFC 9112,
 nginx where it is right), and that nothing a client, a rebuild or a stalled
 pipe does can wedge it. Each class is one item of issue 7."""
+import json
 import os
 import re
 import shutil
+import signal
 import socket
+import subprocess
 import tempfile
 import time
+import unittest
 
-from folio import SLOWDOWN, ArticleTestCase, Server, main, make_article, status_of, write
+from folio import (FOLIO, SLOWDOWN, WRAPPER, ArticleTestCase, Server, die_with_parent, main,
+                   make_article, status_of, write)
 
 
 def request(target=b"/tiny.css", method=b"GET", headers=b"Host: t\r\n", version=b"HTTP/1.1", body=b""):
@@ -203,6 +208,154 @@ class Redirects(ArticleTestCase):
             self.server.raw(request(b"/" * n + b"missing.html", headers=b"Host: t\r\nSec-Fetch-Dest: document\r\n"))
         self.assertEqual(before.split(b'"cache_bytes":')[1].split(b",")[0],
                          self.server.get("/__folio/health").body.split(b'"cache_bytes":')[1].split(b",")[0])
+
+
+class StalledLog(unittest.TestCase):
+    """A stdout whose reader stops reading (a FIFO nobody drains) must not
+    stop serving: health answers, every request gets its answer, SIGTERM
+    exits, and what was dropped is said."""
+
+    def test_a_fifo_nobody_reads(self):
+        tmp = tempfile.mkdtemp(prefix="folio-edge-")
+        try:
+            root = make_article(os.path.join(tmp, "article"))
+            fifo = os.path.join(tmp, "log.fifo")
+            os.mkfifo(fifo)
+            # Read and write end in one: folio's open does not wait, and the
+            # pipe stays open while nothing reads it after the banner.
+            reader = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+            writer = os.open(fifo, os.O_WRONLY)
+            proc = subprocess.Popen(
+                [*WRAPPER, FOLIO, "--root", root, "--host", "127.0.0.1", "--port", "0"],
+                stdout=writer, stderr=subprocess.PIPE, cwd=root, preexec_fn=die_with_parent)
+            os.close(writer)
+            banner, deadline = b"", time.time() + 10 * SLOWDOWN
+            while not banner.endswith(b"\n") and time.time() < deadline:
+                try:
+                    banner += os.read(reader, 1)
+                except BlockingIOError:
+                    time.sleep(0.02)
+            port = int(banner.decode().rsplit(":", 1)[1].strip().strip("/"))
+            # 4 KB targets: a few hundred lines fill the 64 KB pipe and the
+            # 1 MB queue behind it many times over.
+            long = b"/" + b"x" * 4000
+            answered = 0
+            for _ in range(6):
+                with socket.create_connection(("127.0.0.1", port), timeout=5 * SLOWDOWN) as s:
+                    s.sendall((b"GET " + long + b" HTTP/1.1\r\nHost: t\r\n\r\n") * 99 +
+                              b"GET " + long + b" HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+                    data = b""
+                    while True:
+                        chunk = s.recv(1 << 16)
+                        if not chunk:
+                            break
+                        data += chunk
+                    answered += data.count(b"HTTP/1.1 404 ")
+            self.assertEqual(answered, 600)
+            with socket.create_connection(("127.0.0.1", port), timeout=5 * SLOWDOWN) as s:
+                s.sendall(b"GET /__folio/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+                self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 200"))
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(10 * SLOWDOWN), 0)
+            self.assertIn(b"lines dropped", proc.stderr.read())
+            os.close(reader)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class RefusedRequestsAreLogged(ArticleTestCase):
+    """Every request that got an answer has its line, with the status that
+    went out; one that got none says "-"."""
+    server_args = ("--log-format", "json", "--timeout", "2")
+
+    def line_for(self, data, expect):
+        before = len(self.server.log_lines)
+        self.server.raw(data, timeout=3)
+        lines = self.server.wait_log(before + 1, timeout=5 * SLOWDOWN)[before:]
+        self.assertEqual(len(lines), 1, (data[:60], lines))
+        record = json.loads(lines[0])
+        self.assertEqual(record["status"], expect, (data[:60], lines[0]))
+        return record
+
+    def test_statuses_libmicrohttpd_sent(self):
+        self.line_for(b"GET /" + b"a" * 40000 + b" HTTP/1.1\r\nHost: t\r\n\r\n", 414)
+        self.line_for(request(headers=b"Host: t\r\nX-Big: " + b"x" * 40000 + b"\r\n"), 431)
+        self.line_for(request(version=b"HTTP/9.9"), 505)
+        self.line_for(request(headers=b"Host t\r\n"), 400)
+
+    def test_a_request_that_got_no_answer_is_a_dash(self):
+        record = self.line_for(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n", None)  # then silence
+        self.assertEqual(record["uri"], "/tiny.css")
+
+    def test_user_agents_stay_utf8(self):
+        record = self.line_for(request(headers="Host: t\r\nUser-Agent: Café 🙂\r\n".encode()
+                                       + b"Referer: http://x/\xff\r\n"), 200)
+        self.assertEqual(record["user_agent"], "Café 🙂")
+        self.assertEqual(record["referer"], "http://x/\ufffd")
+
+
+class SwappedFolders(unittest.TestCase):
+    """A route folder deleted and built again, moved away, or swapped by a
+    symlink is re-opened by its path (one line on stderr says so), at once
+    on a miss and within a second otherwise."""
+    args = ("--production",)
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="folio-edge-")
+        self.root = make_article(os.path.join(self.tmp, "article"))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def www(self, *parts):
+        return os.path.join(self.root, "www", *parts)
+
+    def until(self, server, path, expect, timeout=5):
+        deadline = time.time() + timeout * SLOWDOWN
+        while True:
+            r = server.get(path)
+            if (r.status, r.body) == expect or (expect[1] is None and r.status == expect[0]):
+                return
+            if time.time() > deadline:
+                self.fail("%s: %s %r, not %r" % (path, r.status, r.body[:60], expect))
+            time.sleep(0.05)
+
+    def test_deleted_and_built_again(self):
+        with Server(self.root, *self.args) as server:
+            self.assertEqual(server.get("/tiny.css").status, 200)
+            shutil.rmtree(self.www())
+            write(self.www("new.txt"), "built again\n")
+            self.until(server, "/new.txt", (200, b"built again\n"))  # a miss, then re-opened
+            self.until(server, "/tiny.css", (404, None))
+        self.assertIn("re-opened", server.stderr_text)
+
+    def test_moved_away(self):
+        with Server(self.root, *self.args) as server:
+            self.assertEqual(server.get("/tiny.css").status, 200)
+            os.rename(self.www(), os.path.join(self.root, "www-old"))
+            self.until(server, "/tiny.css", (404, None))   # never served from where it went
+            self.assertEqual(server.get("/").status, 404)
+            os.rename(os.path.join(self.root, "www-old"), self.www())
+            self.until(server, "/tiny.css", (200, b"p{}\n"))
+        self.assertIn("is gone", server.stderr_text)
+        self.assertIn("is back", server.stderr_text)
+
+    def test_swapped_by_symlink(self):
+        for name in ("v1", "v2"):
+            write(os.path.join(self.root, name, "page.txt"), name + "\n")
+        shutil.rmtree(self.www())
+        os.symlink("v1", self.www())
+        with Server(self.root, *self.args) as server:
+            self.assertEqual(server.get("/page.txt").body, b"v1\n")
+            link = os.path.join(self.root, "www.new")
+            os.symlink("v2", link)
+            os.replace(link, self.www())  # ln -sfn, atomically
+            self.until(server, "/page.txt", (200, b"v2\n"))  # a hit: the once-a-second look
+        self.assertEqual(server.stderr_text.count("re-opened"), 1, server.stderr_text)
+
+
+class SwappedFoldersInPreview(SwappedFolders):
+    args = ()
 
 
 if __name__ == "__main__":
