@@ -48,6 +48,9 @@ static const struct setting {
     {"header-limit", KIND_BYTES, AT(header_limit), 4096, 16u << 20, "BYTES", "request line and headers (32K)"},
     {"cache-size", KIND_BYTES, AT(cache_size), 0, 4095u << 20, "BYTES", "memory for compressed bodies (64M)"},
     {"gzip-level", KIND_UINT, AT(gzip_level), 1, 9, "N", "gzip level (6)"},
+    {"header-timeout", KIND_UINT, AT(header_timeout), 1, 86400, "S", "whole request line and headers (60)"},
+    {"send-rate", KIND_BYTES, AT(send_rate), 0, 1u << 30, "BYTES", "slowest response, per second; 0 for none (1K)"},
+    {"event-stream-limit", KIND_UINT, AT(event_stream_limit), 1, 100000, "N", "live-reload event streams, 503 past it (200)"},
 #undef AT
 };
 #define SETTING_COUNT (sizeof(settings) / sizeof(settings[0]))
@@ -86,6 +89,9 @@ void config_init(struct config *c)
         .header_limit = 32 * 1024,
         .cache_size = 64u << 20,
         .gzip_level = 6,
+        .header_timeout = 60,
+        .send_rate = 1024,
+        .event_stream_limit = 200,
     };
     c->routes = calloc(sizeof(default_routes) / sizeof(default_routes[0]), sizeof(*c->routes));
     if (!c->routes) {

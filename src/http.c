@@ -18,6 +18,7 @@
 
 #include "body.h"
 #include "cache.h"
+#include "deadline.h"
 #include "config.h"
 #include "encoding.h"
 #include "gzip.h"
@@ -58,6 +59,7 @@ struct http_server {
     const struct route *root_route; /* the "/" route, home of 404.html; may be NULL */
     time_t started;
     atomic_uint in_flight;
+    struct deadline_watch *deadlines; /* slow clients: see deadline.h */
 };
 
 /* Per request, from the URI-log callback (the first thing MHD tells us,
@@ -82,6 +84,38 @@ static void add_header(struct MHD_Response *r, const char *name, const char *val
     MHD_add_response_header(r, name, value);
 }
 
+/* The deadline entry of conn (its socket context), or NULL. */
+static struct deadline_entry *connection_deadline(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+/* From now on the connection waits for a request's line and headers: all of
+ * them within --header-timeout, however slowly they trickle in (nginx's
+ * client_header_timeout), whatever the idle timeout says. */
+static void expect_headers(const struct http_server *s, struct MHD_Connection *conn)
+{
+    deadline_set(connection_deadline(conn),
+                 deadline_now_ms() + (int64_t)s->ctx.config->header_timeout * 1000);
+}
+
+/* A response of bytes is going out: it gets --header-timeout plus the time
+ * --send-rate allows for its size; an event stream, which is meant to last,
+ * none. */
+static void expect_sending(const struct http_server *s, struct MHD_Connection *conn,
+                           struct MHD_Response *resp, uint64_t bytes)
+{
+    const char *type = MHD_get_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const struct config *c = s->ctx.config;
+    int64_t allowed = (int64_t)c->header_timeout * 1000;
+    if (c->send_rate) {
+        allowed += (int64_t)(bytes / c->send_rate) * 1000;
+    }
+    bool stream = type && strncmp(type, "text/event-stream", 17) == 0;
+    deadline_set(connection_deadline(conn), stream || !c->send_rate ? 0 : deadline_now_ms() + allowed);
+}
+
 static enum MHD_Result queue(struct MHD_Connection *conn, struct request *req, unsigned status,
                              struct MHD_Response *resp, uint64_t body_bytes)
 {
@@ -91,6 +125,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct request *req, u
     add_header(resp, "X-Content-Type-Options", "nosniff");
     req->status = status;
     req->bytes = strcmp(req->method, "HEAD") == 0 || status == 304 ? 0 : body_bytes;
+    expect_sending(req->server, conn, resp, req->bytes);
     enum MHD_Result ok = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
     return ok;
@@ -384,6 +419,9 @@ static enum MHD_Result respond_error(struct MHD_Connection *conn, struct request
     }
     if (status == 400) {
         add_header(resp, "Connection", "close"); /* whatever follows a bad request is suspect too */
+    }
+    if (status == 503) {
+        add_header(resp, "Retry-After", "2"); /* RFC 9110 10.2.3: a moment, not a failure */
     }
     return queue(conn, req, status, resp, len);
 }
@@ -1070,6 +1108,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     }
     free(req->sent_target);
     free(req);
+    expect_headers(s, conn); /* the next request's, on a connection kept alive */
     atomic_fetch_sub(&s->in_flight, 1);
 }
 
@@ -1079,7 +1118,16 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                           enum MHD_ConnectionNotificationCode code)
 {
     struct http_server *s = cls;
-    if (code != MHD_CONNECTION_NOTIFY_CLOSED || !refused_status) {
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = fd ? deadline_add(s->deadlines, fd->connect_fd,
+                                            deadline_now_ms() + (int64_t)s->ctx.config->header_timeout * 1000)
+                             : NULL;
+        return;
+    }
+    deadline_remove(s->deadlines, *socket_context); /* before MHD closes the socket */
+    *socket_context = NULL;
+    if (!refused_status) {
         return;
     }
     struct log_record rec = {.status = refused_status};
@@ -1137,6 +1185,16 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
     }
     s->ctx = *ctx;
     s->started = time(NULL);
+    /* Deadlines are seconds; a look four times a second is precise enough. */
+    s->deadlines = deadline_watch_start(c->header_timeout > 1 ? 250 : 100);
+    if (!s->deadlines) {
+        snprintf(err, err_size, "cannot start the deadline watcher");
+        free(s);
+        return NULL;
+    }
+    if (ctx->hub) {
+        sse_hub_set_limit(ctx->hub, c->event_stream_limit);
+    }
     for (size_t i = 0; i < ctx->routes->count; i++) {
         if (strcmp(ctx->routes->items[i].prefix, "/") == 0) {
             s->root_route = &ctx->routes->items[i];
@@ -1164,6 +1222,7 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
         while (n && (err[n - 1] == '\n' || err[n - 1] == '.')) {
             err[--n] = '\0';
         }
+        deadline_watch_stop(s->deadlines);
         free(s);
         return NULL;
     }
@@ -1192,6 +1251,7 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
         nanosleep(&tick, NULL);
     }
     MHD_stop_daemon(s->daemon);
+    deadline_watch_stop(s->deadlines);
     if (listener != MHD_INVALID_SOCKET) {
         close(listener);
     }

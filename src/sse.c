@@ -49,6 +49,7 @@ struct sse_hub {
     unsigned refs; /* the owner + one per client */
     unsigned in_flight;
     size_t nclients, ndropped;
+    size_t max_clients; /* 0: no cap (sse_hub_set_limit) */
     struct sse_client *head;
     char instance[33];
 };
@@ -360,7 +361,7 @@ struct MHD_Response *sse_hub_attach(struct sse_hub *hub,
     /* Linked before the response exists, so from here on the one way out is
      * sse_client_free(), whether MHD or we call it. */
     pthread_mutex_lock(&hub->mu);
-    if (hub->closed) {
+    if (hub->closed || (hub->max_clients && hub->nclients >= hub->max_clients)) {
         pthread_mutex_unlock(&hub->mu);
         free(c->buf);
         free(c);
@@ -477,4 +478,11 @@ void sse_hub_destroy(struct sse_hub *hub)
     }
     pthread_mutex_lock(&hub->mu);
     sse_hub_unref_locked_and_unlock(hub);
+}
+
+void sse_hub_set_limit(struct sse_hub *hub, size_t max_clients)
+{
+    pthread_mutex_lock(&hub->mu);
+    hub->max_clients = max_clients;
+    pthread_mutex_unlock(&hub->mu);
 }

@@ -63,6 +63,11 @@ struct sse_hub *sse_hub_create(unsigned heartbeat_ms, unsigned retry_ms);
 struct MHD_Response *sse_hub_attach(struct sse_hub *hub,
                                     struct MHD_Connection *conn);
 
+/* Caps the open streams: past max_clients, sse_hub_attach returns NULL (the
+ * caller answers 503), so a flood of streams cannot take every connection.
+ * 0: no cap (the default). */
+void sse_hub_set_limit(struct sse_hub *hub, size_t max_clients);
+
 /*
  * Sends one event to every client. @event may be NULL (a plain "message");
  * it must not hold CR or LF. @data must not be empty: browsers do not

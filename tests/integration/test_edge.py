@@ -358,5 +358,149 @@ class SwappedFoldersInPreview(SwappedFolders):
     args = ()
 
 
+class Slowloris(ArticleTestCase):
+    """More slow connections than the limit, from several addresses, each
+    sending a header line every half second (the idle timeout never fires):
+    the header deadline ends them, and a normal client is served again
+    within it."""
+    server_args = ("--header-timeout", "2", "--timeout", "30", "--connection-limit", "24",
+                   "--per-ip-limit", "8", "--threads", "2")
+
+    def test_normal_clients_are_served_within_the_deadline(self):
+        hogs = []
+        for host in ("127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"):
+            for _ in range(8):
+                s = socket.socket()
+                s.bind((host, 0))
+                s.settimeout(2)
+                try:
+                    s.connect(("127.0.0.1", self.server.port))
+                    s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n")
+                    hogs.append(s)
+                except OSError:
+                    s.close()
+        start = time.time()
+        served_at = None
+        try:
+            while time.time() - start < 6 * SLOWDOWN:
+                for s in list(hogs):           # a line every half second, for 3 deadlines
+                    try:
+                        s.sendall(b"X-Slow: 1\r\n")
+                    except OSError:
+                        hogs.remove(s)
+                if served_at is None:
+                    try:
+                        if self.server.raw(request(), timeout=0.4).startswith(b"HTTP/1.1 200"):
+                            served_at = time.time() - start
+                    except OSError:
+                        pass
+                time.sleep(0.1)
+        finally:
+            for s in hogs:
+                s.close()
+        self.assertIsNotNone(served_at, "no normal client was served while the slowloris ran")
+        self.assertLess(served_at, 2 + 2.5 * SLOWDOWN)  # the deadline, and a tick or two
+        self.assertTrue(self.server.alive(patience=2))
+
+
+class SlowResponse(ArticleTestCase):
+    """A response read a few bytes at a time: ended once it falls below
+    --send-rate, though every read keeps the idle timeout away."""
+    server_args = ("--header-timeout", "2", "--timeout", "30", "--send-rate", "4M")
+
+    @classmethod
+    def build_root(cls, tmp):
+        root = make_article(os.path.join(tmp, "article"))
+        # Bigger than what the kernel buffers on loopback (tcp_wmem: 4 MB),
+        # so folio itself is still sending when the deadline comes.
+        write(os.path.join(root, "assets", "data", "big.bin"), os.urandom(16 << 20))
+        return root
+
+    def test_a_response_read_slowly_is_ended(self):
+        # 16 MB at no less than 4 MB/s: about 6 s allowed. The client reads
+        # 100 bytes every 0.2 s through a tiny window, which keeps the idle
+        # timeout (30 s) from ever firing; past the deadline it drains what
+        # is left as fast as it can: a cut connection ends within what the
+        # kernel had buffered, a live one delivers the whole file.
+        size = os.path.getsize(os.path.join(self.root, "assets", "data", "big.bin"))
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.settimeout(2)
+            s.connect(("127.0.0.1", self.server.port))
+            s.sendall(request(b"/assets/data/big.bin"))
+            got, start = 0, time.time()
+            while time.time() - start < 9 * SLOWDOWN:
+                got += len(s.recv(100))
+                time.sleep(0.2)
+            ended = False
+            try:
+                while True:
+                    chunk = s.recv(1 << 16)
+                    if not chunk:
+                        ended = True
+                        break
+                    got += len(chunk)
+            except ConnectionResetError:
+                ended = True
+            except socket.timeout:
+                pass
+        self.assertTrue(ended, "a response read at 500 B/s was never ended")
+        self.assertLess(got, size // 2)
+
+
+class EventStreamCap(ArticleTestCase):
+    """A flood of /__folio/events cannot take every connection: past the cap,
+    503 with Retry-After."""
+    server_args = ("--event-stream-limit", "3")
+
+    def test_past_the_cap_is_503(self):
+        from folio import EventStream
+        streams = [EventStream(self.server.port) for _ in range(3)]
+        try:
+            self.assertEqual([e.status for e in streams], [200, 200, 200])
+            extra = self.server.raw(b"GET /__folio/events HTTP/1.1\r\nHost: t\r\n"
+                                    b"Connection: close\r\n\r\n", timeout=3)
+            self.assertEqual(status_of(extra), 503, extra[:200])
+            self.assertEqual(header(extra, "Retry-After"), "2")
+            self.assertTrue(self.server.alive())
+            streams.pop().close()
+            # The hub counts a closed stream out when it next writes to it.
+            write(os.path.join(self.root, "www", "tiny.css"), "p{color:red}\n")
+            deadline = time.time() + 5 * SLOWDOWN
+            n = 0
+            while True:  # the hub counts the closed one out on its next writes
+                n += 1
+                write(os.path.join(self.root, "www", "tiny.css"), "p{color:red}/*%d*/\n" % n)
+                again = EventStream(self.server.port)
+                if again.status == 200:
+                    streams.append(again)
+                    break
+                again.close()
+                self.assertLess(time.time(), deadline, "a freed slot was never reused")
+                time.sleep(0.1)
+        finally:
+            for e in streams:
+                e.close()
+
+
+class Openat2(ArticleTestCase):
+    """valgrind knows no openat2 (folio falls back to its component walk
+    there), so the builds that run without it, the ASan+UBSan one above all,
+    must be seen to take the openat2 path: a symlink inside the folder is
+    served only by openat2 (the walk follows none), and start-up says which."""
+
+    def test_the_path_taken_is_the_expected_one(self):
+        r = self.server.get("/alias.css")
+        if WRAPPER:  # under valgrind: the walk, and it says so
+            self.assertIn("openat2 is unavailable", self.server.stderr_text)
+            self.assertEqual(r.status, 404)
+        else:
+            self.assertNotIn("openat2 is unavailable", self.server.stderr_text)
+            self.assertEqual((r.status, r.body), (200, self.file("www/style.css")))
+            # ... and what openat2 refuses is still refused.
+            for path in (b"/sub/escape.txt", b"/absolute.txt", b"/evil-dir/page.html"):
+                self.assertEqual(status_of(self.server.raw(request(path))), 404, path)
+
+
 if __name__ == "__main__":
     main()

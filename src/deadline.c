@@ -1,0 +1,155 @@
+#include "deadline.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+
+struct deadline_entry {
+    struct deadline_entry *prev, *next;
+    int fd;
+    _Atomic int64_t deadline_ms;
+};
+
+struct deadline_watch {
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* CLOCK_MONOTONIC */
+    pthread_t thread;
+    bool stopping;
+    unsigned tick_ms;
+    struct deadline_entry *head;
+    atomic_uint_fast64_t expired;
+};
+
+int64_t deadline_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Shuts down every socket past its deadline, once each. Holds the lock. */
+static void expire(struct deadline_watch *w, int64_t now)
+{
+    for (struct deadline_entry *e = w->head; e; e = e->next) {
+        int64_t due = atomic_load(&e->deadline_ms);
+        if (due != 0 && now >= due && atomic_compare_exchange_strong(&e->deadline_ms, &due, 0)) {
+            /* Linger 0: the close libmicrohttpd then makes resets the
+             * connection and drops what is queued for a client that does
+             * not read, instead of trickling it out. */
+            struct linger reset = {.l_onoff = 1, .l_linger = 0};
+            setsockopt(e->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+            shutdown(e->fd, SHUT_RDWR);
+            atomic_fetch_add(&w->expired, 1);
+        }
+    }
+}
+
+static void *watch_main(void *arg)
+{
+    struct deadline_watch *w = arg;
+    pthread_mutex_lock(&w->lock);
+    while (!w->stopping) {
+        expire(w, deadline_now_ms());
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)w->tick_ms * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&w->wake, &w->lock, &until);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+struct deadline_watch *deadline_watch_start(unsigned tick_ms)
+{
+    struct deadline_watch *w = calloc(1, sizeof(*w));
+    if (!w) {
+        return NULL;
+    }
+    w->tick_ms = tick_ms ? tick_ms : 1;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
+        pthread_cond_destroy(&w->wake);
+        pthread_mutex_destroy(&w->lock);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void deadline_watch_stop(struct deadline_watch *w)
+{
+    if (!w) {
+        return;
+    }
+    pthread_mutex_lock(&w->lock);
+    w->stopping = true;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    while (w->head) {
+        struct deadline_entry *e = w->head;
+        w->head = e->next;
+        free(e);
+    }
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
+struct deadline_entry *deadline_add(struct deadline_watch *w, int fd, int64_t deadline_ms)
+{
+    struct deadline_entry *e = calloc(1, sizeof(*e));
+    if (!e) {
+        return NULL;
+    }
+    e->fd = fd;
+    atomic_store(&e->deadline_ms, deadline_ms);
+    pthread_mutex_lock(&w->lock);
+    e->next = w->head;
+    if (w->head) {
+        w->head->prev = e;
+    }
+    w->head = e;
+    pthread_mutex_unlock(&w->lock);
+    return e;
+}
+
+void deadline_set(struct deadline_entry *e, int64_t deadline_ms)
+{
+    if (e) {
+        atomic_store(&e->deadline_ms, deadline_ms);
+    }
+}
+
+void deadline_remove(struct deadline_watch *w, struct deadline_entry *e)
+{
+    if (!e) {
+        return;
+    }
+    pthread_mutex_lock(&w->lock);
+    if (e->prev) {
+        e->prev->next = e->next;
+    } else {
+        w->head = e->next;
+    }
+    if (e->next) {
+        e->next->prev = e->prev;
+    }
+    pthread_mutex_unlock(&w->lock);
+    free(e);
+}
+
+uint64_t deadline_expired(const struct deadline_watch *w)
+{
+    return atomic_load(&((struct deadline_watch *)w)->expired);
+}

@@ -1,0 +1,44 @@
+/* deadline: ends connections that overstay, whatever they keep sending.
+ *
+ * libmicrohttpd 0.9.75 has an idle timeout only: a client that sends one
+ * header line every few seconds, or reads one byte of a response every few
+ * seconds, keeps its connection for ever (slowloris). Each connection gets an
+ * entry with a deadline (CLOCK_MONOTONIC ms, 0 for none) that its own thread
+ * moves as the request goes on; one watcher thread looks a few times a second
+ * and shuts down (shutdown(2), never close) the socket of any entry past its
+ * deadline, so libmicrohttpd sees the end on its next read or write and
+ * closes it the usual way. An entry is removed before its socket is closed
+ * (libmicrohttpd's close notification comes first), under the lock the
+ * watcher holds, so a socket number reused later is never touched.
+ * Thread-safe.
+ */
+#ifndef FOLIO_DEADLINE_H
+#define FOLIO_DEADLINE_H
+
+#include <stdint.h>
+
+struct deadline_watch;
+struct deadline_entry;
+
+/* Starts the watcher, looking every tick_ms. NULL on failure. */
+struct deadline_watch *deadline_watch_start(unsigned tick_ms);
+
+/* Stops the watcher and frees it and any entry left. Accepts NULL. */
+void deadline_watch_stop(struct deadline_watch *w);
+
+/* Watches fd until deadline_ms (0: none yet). NULL when out of memory. */
+struct deadline_entry *deadline_add(struct deadline_watch *w, int fd, int64_t deadline_ms);
+
+/* Moves an entry's deadline (0: none). Lock-free; accepts NULL. */
+void deadline_set(struct deadline_entry *e, int64_t deadline_ms);
+
+/* Stops watching e and frees it; call before its socket is closed. Accepts NULL. */
+void deadline_remove(struct deadline_watch *w, struct deadline_entry *e);
+
+/* How many sockets the watcher has shut down so far. */
+uint64_t deadline_expired(const struct deadline_watch *w);
+
+/* CLOCK_MONOTONIC in milliseconds, the clock of every deadline. */
+int64_t deadline_now_ms(void);
+
+#endif
