@@ -76,7 +76,8 @@ struct request {
     bool headers_seen, checked;
     char protocol_buf[16];         /* the version as sent, for a request MHD refuses itself */
     char prefix_buf[256];
-    char target[]; /* as received: percent-encoded, with the query */
+    char target[]; /* percent-encoded, with the query: as received, but in origin form
+                    * (check_request) and with its folders as served (settle_target) */
 };
 
 static void add_header(struct MHD_Response *r, const char *name, const char *value)
