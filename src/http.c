@@ -20,6 +20,7 @@
 #include "cache.h"
 #include "config.h"
 #include "encoding.h"
+#include "entry.h"
 #include "gzip.h"
 #include "html.h"
 #include "livereload.h"
@@ -36,22 +37,13 @@
 #define FOLIO_VERSION "unknown"
 #endif
 
-/* Files up to this size are kept in memory and sent with their headers in one
- * write: libmicrohttpd 0.9.75 sends headers and a sendfile body apart (two
- * syscalls, two packets), which costs small files a quarter of their speed
- * (bench/README.md). */
-#define SMALL_FILE_BYTES (16u << 10)
-/* Bodies below this are not worth a gzip header and a Vary-split cache. */
-#define GZIP_MIN_BYTES 512
-/* Files above this are sent as they are rather than read into memory. */
-#define GZIP_MAX_BYTES (32u << 20)
-#define DOCUMENT_MAX_BYTES (16u << 20)
 #define RESERVED_PREFIX "/__folio/"
 
 struct http_server {
     struct MHD_Daemon *daemon;
     struct http_context ctx;
     const struct route *root_route; /* the "/" route, home of 404.html; may be NULL */
+    struct entry_server entries;
     time_t started;
     atomic_uint in_flight;
 };
@@ -105,24 +97,6 @@ static struct MHD_Response *response_from_text(const char *text)
     return b ? response_from_body(b, 0, b->len) : NULL;
 }
 
-/* Reads a whole (small) file into a new body; NULL on error. */
-static struct body *read_whole(int fd, uint64_t size)
-{
-    struct body *b = body_create((size_t)size);
-    for (size_t off = 0; b && off < size;) {
-        ssize_t n = pread(fd, b->data + off, (size_t)size - off, (off_t)off);
-        if (n <= 0) { /* shrank under us: the watcher will send the new one */
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            b->len = off;
-            break;
-        }
-        off += (size_t)n;
-    }
-    return b;
-}
-
 static const char *status_text(unsigned status)
 {
     switch (status) {
@@ -152,16 +126,6 @@ static bool loads_as_document(struct MHD_Connection *conn, const struct route *r
            strcmp(dest, "frame") == 0 || strcmp(dest, "embed") == 0 || strcmp(dest, "object") == 0;
 }
 
-/* A short, stable tag for a variant's name, for its ETag. */
-static uint32_t fnv1a32(const char *text)
-{
-    uint32_t h = 2166136261u;
-    for (const char *p = text; *p; p++) {
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    }
-    return h;
-}
-
 /* rewrite.c asks whether an absolute path is the article's: one of our routes. */
 static bool is_ours(void *routes, const char *path, size_t len)
 {
@@ -176,170 +140,54 @@ static bool is_ours(void *routes, const char *path, size_t len)
     return routes_match(routes, copy, &bare) != NULL || strncmp(copy, RESERVED_PREFIX, strlen(RESERVED_PREFIX)) == 0;
 }
 
-struct representation {
-    const char *type;
-    bool compressible, gzip;
-    struct body *body; /* NULL: the file itself, by fd */
-    int fd;            /* owned; closed once a response owns it or on failure */
-    uint64_t size;
-    char etag[96];
-};
-
-/* Loads (cache first) the body for variant, built from the open file by
- * build(), which may return NULL when the variant is not worth having. */
-static struct body *derive(struct http_server *s, const char *key, const char *variant,
-                           const struct file_id *id, struct representation *rep,
-                           struct body *(*build)(struct http_server *, struct representation *, void *),
-                           void *arg)
+/* The facts entry.c needs of this request, for a file of route. */
+static struct entry_facts request_facts(struct MHD_Connection *conn, const struct request *req,
+                                        const struct route *route)
 {
-    uint64_t generation = cache_generation(s->ctx.cache);
-    struct body *b = cache_get(s->ctx.cache, key, variant, id);
-    if (!b && (b = build(s, rep, arg)) != NULL) {
-        cache_put(s->ctx.cache, key, variant, id, b, generation);
-    }
-    return b;
-}
-
-/* What a page or stylesheet needs before it is sent: the proxy prefix put
- * into its references (rewrite.c) and, for pages, the live-reload client. */
-struct transform {
-    const char *snippet; /* NULL: nothing injected */
-    bool css;
-    struct rewrite_context rewrite; /* .prefix NULL: nothing rewritten */
-};
-
-static struct body *build_transformed(struct http_server *s, struct representation *rep, void *arg)
-{
-    const struct transform *t = arg;
-    if (rep->size > DOCUMENT_MAX_BYTES) {
-        return NULL;
-    }
-    struct body *file = read_whole(rep->fd, rep->size);
-    if (!file) {
-        return NULL;
-    }
-    char *text = (char *)file->data;
-    size_t len = file->len;
-    char *rewritten = NULL, *injected = NULL;
-    if (t->rewrite.prefix) {
-        rewritten = t->css ? rewrite_css(text, len, &t->rewrite, &len)
-                           : rewrite_html(text, len, &t->rewrite, &len);
-        text = rewritten;
-    }
-    if (text && t->snippet) {
-        injected = html_inject(text, len, t->snippet, &len);
-        text = injected;
-    }
-    struct body *b = text ? body_from(text, len) : NULL;
-    free(rewritten);
-    free(injected);
-    body_unref(file);
-    return b;
-}
-
-static struct body *build_identity(struct http_server *s, struct representation *rep, void *unused)
-{
-    return read_whole(rep->fd, rep->size);
-}
-
-/* An empty body is the cached answer "identity is as good": without it, a
- * file that does not compress would be compressed again on every request. */
-static struct body *build_gzip(struct http_server *s, struct representation *rep, void *unused)
-{
-    if (rep->size > GZIP_MAX_BYTES) {
-        return NULL;
-    }
-    struct body *plain = rep->body ? body_ref(rep->body) : read_whole(rep->fd, rep->size);
-    if (!plain) {
-        return NULL;
-    }
-    struct body *gz = gzip_compress(plain->data, plain->len, (int)s->ctx.config->gzip_level);
-    body_unref(plain);
-    return gz ? gz : body_create(0);
-}
-
-/* Swaps rep's body for its gzip variant when that is worth sending. */
-static bool take_gzip(struct representation *rep, struct body *gz)
-{
-    if (!gz || gz->len == 0) {
-        body_unref(gz);
-        return false;
-    }
-    body_unref(rep->body);
-    rep->body = gz;
-    rep->size = gz->len;
-    rep->gzip = true;
-    return true;
-}
-
-static struct body *build_mime(struct http_server *s, struct representation *rep, void *unused)
-{
-    char *type = mime_sniff(rep->fd);
-    struct body *b = type ? body_from(type, strlen(type) + 1) : NULL;
-    free(type);
-    return b;
-}
-
-/* A fresh "name.gz" beside the file, compressed ahead of time, is used as is:
- * only when at least as new as the original (PEERS.md theme F). */
-static bool use_sidecar(int dir_fd, const char *rel, const struct stat *orig, struct representation *rep)
-{
-    char name[PATH_MAX];
-    if ((size_t)snprintf(name, sizeof(name), "%s.gz", rel) >= sizeof(name)) {
-        return false;
-    }
-    int fd, err;
-    struct stat st;
-    if (resolve_open(dir_fd, name, &fd, &st, &err) != RESOLVE_FILE) {
-        return false;
-    }
-    if (st.st_mtim.tv_sec < orig->st_mtim.tv_sec ||
-        (st.st_mtim.tv_sec == orig->st_mtim.tv_sec && st.st_mtim.tv_nsec < orig->st_mtim.tv_nsec)) {
-        close(fd);
-        return false;
-    }
-    close(rep->fd);
-    rep->fd = fd;
-    rep->size = (uint64_t)st.st_size;
-    rep->gzip = true;
-    snprintf(rep->etag, sizeof(rep->etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "-gzs\"",
-             (uint64_t)st.st_ino, (uint64_t)st.st_size,
-             (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec);
-    return true;
-}
-
-/* www/404.html, prepared like any page (prefix, live-reload client) for the
- * address that was not found, which is what its references resolve against. */
-static struct body *custom_404(struct MHD_Connection *conn, struct request *req)
-{
-    struct http_server *s = req->server;
-    int fd, err;
-    struct stat st;
-    if (!s->root_route ||
-        resolve_open(s->root_route->dir_fd, "404.html", &fd, &st, &err) != RESOLVE_FILE) {
-        return NULL;
-    }
-    char snippet[3 * PATH_MAX / 2 + 64];
-    size_t depth = livereload_script_tag(req->target, snippet, sizeof(snippet));
-    struct transform t = {
-        .snippet = s->ctx.hub && loads_as_document(conn, s->root_route) ? snippet : NULL,
-        .rewrite = {req->prefix, depth, is_ours, (void *)s->ctx.routes},
+    return (struct entry_facts){
+        .accepts_gzip = encoding_accepts_gzip(
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding")),
+        .has_range = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range") != NULL,
+        .document = route && loads_as_document(conn, route),
+        .prefix = req->prefix,
+        .target = req->target,
     };
-    struct representation rep = {.fd = fd, .size = (uint64_t)st.st_size};
-    struct body *b = build_transformed(s, &rep, &t);
-    close(fd);
-    return b;
 }
 
-/* A small HTML error page; for 404, www/404.html when the article has one. */
+/* A response carrying len bytes of rep from offset, which takes the bytes
+ * (body reference or fd) out of rep; NULL when out of memory. */
+static struct MHD_Response *response_from_rep(struct entry_rep *rep, uint64_t offset, uint64_t len)
+{
+    if (rep->body) {
+        struct body *b = rep->body;
+        rep->body = NULL;
+        return response_from_body(b, offset, len);
+    }
+    if (len == 0) {
+        return MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    }
+    /* sendfile: the response owns the fd from here, and only if it exists. */
+    struct MHD_Response *r = MHD_create_response_from_fd_at_offset64(len, rep->fd, (int64_t)offset);
+    if (r) {
+        rep->fd = -1;
+    }
+    return r;
+}
+
+/* A small HTML error page; for 404, www/404.html when the article has one,
+ * prepared for the address that was not found (its references resolve
+ * against it). */
 static enum MHD_Result respond_error(struct MHD_Connection *conn, struct request *req, unsigned status)
 {
+    const struct http_server *s = req->server;
     struct MHD_Response *resp = NULL;
     uint64_t len = 0;
-    struct body *page = status == 404 ? custom_404(conn, req) : NULL;
-    if (page) {
-        len = page->len;
-        resp = response_from_body(page, 0, len);
+    struct entry_facts facts = request_facts(conn, req, s->root_route);
+    struct entry_rep page;
+    if (status == 404 && entry_not_found(&s->entries, s->root_route, &facts, &page)) {
+        len = page.size;
+        resp = response_from_rep(&page, 0, len);
+        entry_rep_release(&page);
     }
     if (!resp) {
         char text[512];
@@ -435,155 +283,48 @@ static enum MHD_Result respond_reserved(struct MHD_Connection *conn, struct requ
     return respond_error(conn, req, 404);
 }
 
-static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *req,
-                                  const struct route *route, int dir_fd, const char *rel,
-                                  const char *path, int fd, const struct stat *st)
+/* The status the validators and Range give rep (RFC 9110 13.2.2, then
+ * 14.2 under If-Range); for 206, *first and *last are the range. */
+static unsigned choose_status(struct MHD_Connection *conn, const struct entry_rep *rep,
+                              uint64_t *first, uint64_t *last)
 {
-    struct http_server *s = req->server;
-    struct representation rep = {.fd = fd, .size = (uint64_t)st->st_size};
-    struct file_id id;
-    file_id_from_stat(&id, st);
-    char key[PATH_MAX * 2];
-    snprintf(key, sizeof(key), "%s/%s", route->dir, path + route->prefix_len);
-
-    const struct mime_type *known = mime_from_extension(path);
-    struct body *sniffed = NULL;
-    if (known) {
-        rep.type = known->name;
-        rep.compressible = known->compressible;
-    } else {
-        sniffed = derive(s, key, "mime", &id, &rep, build_mime, NULL);
-        rep.type = sniffed ? (const char *)sniffed->data : "application/octet-stream";
-        rep.compressible = mime_is_compressible(rep.type);
-    }
-    int written = snprintf(rep.etag, sizeof(rep.etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64,
-                           id.ino, id.size, (uint64_t)id.mtime_ns);
-
-    const char *range_header = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range");
-    bool accepts_gzip = rep.compressible && !range_header &&
-        encoding_accepts_gzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding"));
-
-    /* The live-reload client goes into pages, never into fragments; the
-     * proxy prefix into the references of pages, fragments and stylesheets. */
-    bool html = strncmp(rep.type, "text/html", 9) == 0;
-    bool css = strncmp(rep.type, "text/css", 8) == 0;
-    bool page = html && loads_as_document(conn, route);
-    bool inject = s->ctx.hub && page;
-    bool rewrite = req->prefix && (html || css);
-    if (inject || rewrite) {
-        char snippet[3 * PATH_MAX / 2 + 64], variant[PATH_MAX]; /* a "../" per folder */
-        size_t depth = livereload_script_tag(req->target, snippet, sizeof(snippet));
-        struct transform t = {
-            .snippet = inject ? snippet : NULL,
-            .css = css,
-            .rewrite = {
-                .prefix = rewrite ? req->prefix : NULL,
-                /* A fragment's references resolve against the page that
-                 * fetched it as fragments/<name>.html, one folder up. */
-                .depth = depth - (route->is_fragments && !page && depth > 0),
-                .is_ours = is_ours,
-                .arg = (void *)s->ctx.routes,
-            },
-        };
-        snprintf(variant, sizeof(variant), "t:%d:%zu:%zu:%s", inject, depth, t.rewrite.depth,
-                 t.rewrite.prefix ? t.rewrite.prefix : "");
-        struct body *doc = derive(s, key, variant, &id, &rep, build_transformed, &t);
-        if (doc) {
-            rep.body = doc;
-            rep.size = doc->len;
-            written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "-t%08x",
-                                fnv1a32(variant));
-            if (accepts_gzip && rep.size >= GZIP_MIN_BYTES) {
-                strcat(variant, ":gzip");
-                if (take_gzip(&rep, derive(s, key, variant, &id, &rep, build_gzip, NULL))) {
-                    written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "gz");
-                }
-            }
-        }
-    } else if (accepts_gzip && rep.size >= GZIP_MIN_BYTES) {
-        struct body *gz = cache_get(s->ctx.cache, key, "gzip", &id);
-        if (gz || !use_sidecar(dir_fd, rel, st, &rep)) {
-            gz = gz ? gz : derive(s, key, "gzip", &id, &rep, build_gzip, NULL);
-            if (take_gzip(&rep, gz)) {
-                written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "-gz");
-            }
-        }
-    }
-    if (rep.etag[strlen(rep.etag) - 1] != '"') {
-        strcat(rep.etag, "\"");
-    }
-    if (!rep.body && !rep.gzip && rep.size > 0 && rep.size <= SMALL_FILE_BYTES) {
-        rep.body = derive(s, key, "identity", &id, &rep, build_identity, NULL);
-        rep.size = rep.body ? rep.body->len : rep.size; /* a file cut short while read */
-    }
-
-    char last_modified[30];
-    http_date_format(st->st_mtim.tv_sec, last_modified);
     struct precondition_headers pre = {
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Match"),
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match"),
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Modified-Since"),
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Unmodified-Since"),
     };
-    enum precondition_result pc = precondition_evaluate(&pre, rep.etag, st->st_mtim.tv_sec);
-    unsigned status = 200;
-    uint64_t first = 0, last = rep.size ? rep.size - 1 : 0;
-    if (pc == PRECONDITION_FAILED) {
-        status = 412;
-    } else if (pc == PRECONDITION_NOT_MODIFIED) {
-        status = 304;
-    } else if (range_header &&
-               precondition_if_range(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Range"),
-                                     rep.etag, st->st_mtim.tv_sec)) {
-        switch (range_parse(range_header, rep.size, &first, &last)) {
-        case RANGE_SATISFIABLE: status = 206; break;
-        case RANGE_UNSATISFIABLE: status = 416; break;
-        case RANGE_NONE: break;
-        }
+    switch (precondition_evaluate(&pre, rep->etag, rep->mtime)) {
+    case PRECONDITION_FAILED: return 412;
+    case PRECONDITION_NOT_MODIFIED: return 304;
+    case PRECONDITION_PASS: break;
     }
+    const char *range = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range");
+    if (!range || !precondition_if_range(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Range"),
+                                         rep->etag, rep->mtime)) {
+        return 200;
+    }
+    switch (range_parse(range, rep->size, first, last)) {
+    case RANGE_SATISFIABLE: return 206;
+    case RANGE_UNSATISFIABLE: return 416;
+    case RANGE_NONE: break;
+    }
+    return 200;
+}
 
-    struct MHD_Response *resp = NULL;
-    uint64_t len = status == 206 ? last - first + 1 : status == 200 ? rep.size : 0;
-    if (status == 412 || status == 416) {
-        close(rep.fd);
-        body_unref(rep.body);
-        body_unref(sniffed);
-        if (status == 412) {
-            return respond_error(conn, req, 412);
-        }
-        char range[64];
-        snprintf(range, sizeof(range), "bytes */%" PRIu64, rep.size);
-        resp = response_from_text("");
-        if (resp) {
-            add_header(resp, "Content-Range", range);
-            add_header(resp, "Cache-Control", "no-store");
-        }
-        return queue(conn, req, 416, resp, 0);
-    }
-    if (rep.body) {
-        close(rep.fd);
-        resp = response_from_body(rep.body, status == 206 ? first : 0, len);
-    } else if (len == 0) {
-        close(rep.fd);
-        resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-    } else {
-        /* sendfile: the response owns the fd from here, and only if it exists. */
-        resp = MHD_create_response_from_fd_at_offset64(len, rep.fd, status == 206 ? first : 0);
-        if (!resp) {
-            close(rep.fd);
-        }
-    }
-    if (!resp) {
-        body_unref(sniffed);
-        return MHD_NO;
-    }
+/* The headers of a representation: type, validators, caching by mode,
+ * Vary, coding and, for 206, the range. */
+static void add_rep_headers(const struct http_server *s, struct MHD_Response *resp,
+                            const struct entry_rep *rep, unsigned status, uint64_t first, uint64_t last)
+{
+    char last_modified[30];
+    http_date_format(rep->mtime, last_modified);
     if (status != 304) {
-        add_header(resp, "Content-Type", rep.type);
+        add_header(resp, "Content-Type", rep->type);
     }
-    body_unref(sniffed);
-    add_header(resp, "ETag", rep.etag);
+    add_header(resp, "ETag", rep->etag);
     add_header(resp, "Last-Modified", last_modified);
-    if (s->ctx.config->production && strncmp(rep.type, "text/html", 9) != 0) {
+    if (s->ctx.config->production && strncmp(rep->type, "text/html", 9) != 0) {
         char cc[48];
         snprintf(cc, sizeof(cc), "public, max-age=%u", s->ctx.config->max_age);
         add_header(resp, "Cache-Control", cc);
@@ -591,17 +332,59 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *r
         add_header(resp, "Cache-Control", "no-cache");
     }
     add_header(resp, "Accept-Ranges", "bytes");
-    if (rep.compressible) {
+    if (rep->compressible) {
         add_header(resp, "Vary", "Accept-Encoding");
     }
-    if (rep.gzip && status != 304) {
+    if (rep->gzip && status != 304) {
         add_header(resp, "Content-Encoding", "gzip");
     }
     if (status == 206) {
         char range[96];
-        snprintf(range, sizeof(range), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, first, last, rep.size);
+        snprintf(range, sizeof(range), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, first, last, rep->size);
         add_header(resp, "Content-Range", range);
     }
+}
+
+/* 416 with the size a range must fit (RFC 9110 15.5.17). */
+static enum MHD_Result respond_unsatisfiable(struct MHD_Connection *conn, struct request *req,
+                                             uint64_t size)
+{
+    char range[64];
+    snprintf(range, sizeof(range), "bytes */%" PRIu64, size);
+    struct MHD_Response *resp = response_from_text("");
+    if (resp) {
+        add_header(resp, "Content-Range", range);
+        add_header(resp, "Cache-Control", "no-store");
+    }
+    return queue(conn, req, 416, resp, 0);
+}
+
+/* Answers with the open regular file fd (st its fstat) at rel beneath
+ * route: facts, representation, validators and range, response, headers.
+ * Takes fd. */
+static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *req,
+                                  const struct route *route, const char *rel, int fd,
+                                  const struct stat *st)
+{
+    struct http_server *s = req->server;
+    struct entry_facts facts = request_facts(conn, req, route);
+    struct entry_rep rep;
+    if (!entry_represent(&s->entries, route, rel, fd, st, &facts, &rep)) {
+        return respond_error(conn, req, 503);
+    }
+    uint64_t first = 0, last = 0;
+    unsigned status = choose_status(conn, &rep, &first, &last);
+    if (status == 412 || status == 416) {
+        uint64_t size = rep.size;
+        entry_rep_release(&rep);
+        return status == 412 ? respond_error(conn, req, 412) : respond_unsatisfiable(conn, req, size);
+    }
+    uint64_t len = status == 206 ? last - first + 1 : status == 200 ? rep.size : 0;
+    struct MHD_Response *resp = response_from_rep(&rep, first, len);
+    if (resp) {
+        add_rep_headers(s, resp, &rep, status, first, last);
+    }
+    entry_rep_release(&rep);
     return queue(conn, req, status, resp, len);
 }
 
@@ -707,7 +490,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     struct stat st;
     switch (resolve_open(route->dir_fd, rel, &fd, &st, &err)) {
     case RESOLVE_FILE:
-        return serve_file(conn, req, route, route->dir_fd, rel, path, fd, &st);
+        return serve_file(conn, req, route, rel, fd, &st);
     case RESOLVE_DIRECTORY:
         close(fd);
         if (folder) { /* ".../index.html/" is a folder: nothing to serve */
@@ -840,6 +623,8 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
     }
     s->ctx = *ctx;
     s->started = time(NULL);
+    s->entries = (struct entry_server){ctx->cache, ctx->hub != NULL, (int)c->gzip_level, is_ours,
+                                       (void *)ctx->routes};
     for (size_t i = 0; i < ctx->routes->count; i++) {
         if (strcmp(ctx->routes->items[i].prefix, "/") == 0) {
             s->root_route = &ctx->routes->items[i];
