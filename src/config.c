@@ -185,18 +185,13 @@ static bool parse_unsigned(const char *v, bool with_suffix, unsigned long long *
 static bool set_string(char **field, const char *name, const char *value, char *err,
                        size_t err_size)
 {
-    if (strcmp(name, "base-path") == 0) { /* "/article/" and "/article" are one prefix; "/" none */
-        char *tidy = xstrdup(value);
-        size_t len = strlen(tidy);
-        while (len > 0 && tidy[len - 1] == '/') {
-            tidy[--len] = '\0';
-        }
-        if (len > 0 && (len >= 256 || !rewrite_prefix_valid(tidy))) {
-            free(tidy);
+    if (strcmp(name, "base-path") == 0) {
+        char tidy[REWRITE_PREFIX_MAX];
+        if (!rewrite_prefix_clean(value, tidy, sizeof(tidy))) {
             return fail(err, err_size, "'%s' is not a URL path like /article", value);
         }
         free(*field);
-        *field = tidy;
+        *field = xstrdup(tidy);
         return true;
     }
     if (!value[0]) {

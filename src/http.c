@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,9 @@ struct http_server {
     struct http_context ctx;
     const struct route *root_route; /* the "/" route, home of 404.html; may be NULL */
     struct entry_server entries;
+    pthread_mutex_t start_lock; /* guards the two below */
+    bool starting;              /* MHD's messages are kept only while it starts */
+    char start_error[256];
     time_t started;
     atomic_uint in_flight;
 };
@@ -55,7 +59,7 @@ struct request {
     unsigned status;
     uint64_t bytes;
     bool headers_seen;
-    char prefix_buf[256];
+    char prefix_buf[REWRITE_PREFIX_MAX];
     char target[]; /* as received: percent-encoded, with the query */
 };
 
@@ -397,21 +401,11 @@ static bool request_prefix(struct MHD_Connection *conn, struct request *req)
     if (!sent) {
         return true;
     }
-    size_t len = strlen(sent);
-    while (len > 0 && sent[len - 1] == '/') { /* "/article/" and "/article" are one prefix */
-        len--;
-    }
-    if (len == 0) {
-        req->prefix = NULL;
-        return true;
-    }
-    if (len >= sizeof(req->prefix_buf)) {
+    if (!rewrite_prefix_clean(sent, req->prefix_buf, sizeof(req->prefix_buf))) {
         return false;
     }
-    memcpy(req->prefix_buf, sent, len);
-    req->prefix_buf[len] = '\0';
-    req->prefix = req->prefix_buf;
-    return rewrite_prefix_valid(req->prefix);
+    req->prefix = req->prefix_buf[0] ? req->prefix_buf : NULL; /* "/": the proxy says none */
+    return true;
 }
 
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -581,14 +575,19 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     atomic_fetch_sub(&s->in_flight, 1);
 }
 
-static char mhd_last_error[256];
-
 static void on_mhd_message(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* libmicrohttpd's logger: keeps its last word while the daemon starts, for
+ * the start-up error; at run time MHD speaks of clients that misbehave,
+ * which is not worth a line on stderr each, and its worker threads call
+ * this at once: the lock and the flag keep them off the buffer. */
 static void on_mhd_message(void *cls, const char *fmt, va_list ap)
 {
-    /* Kept for the start-up error; at run time MHD speaks of clients that
-     * misbehave, which is not worth a line on stderr each. */
-    vsnprintf(mhd_last_error, sizeof(mhd_last_error), fmt, ap);
+    struct http_server *s = cls;
+    pthread_mutex_lock(&s->start_lock);
+    if (s->starting) {
+        vsnprintf(s->start_error, sizeof(s->start_error), fmt, ap);
+    }
+    pthread_mutex_unlock(&s->start_lock);
 }
 
 static bool parse_address(const char *host, unsigned port, struct sockaddr_storage *addr)
@@ -627,6 +626,8 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
             s->root_route = &ctx->routes->items[i];
         }
     }
+    pthread_mutex_init(&s->start_lock, NULL);
+    s->starting = true;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     s->daemon = MHD_start_daemon(
@@ -641,13 +642,17 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
         MHD_OPTION_NOTIFY_COMPLETED, on_request_done, s,
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_message, s,
         MHD_OPTION_END);
+    pthread_mutex_lock(&s->start_lock);
+    s->starting = false;
+    pthread_mutex_unlock(&s->start_lock);
     if (!s->daemon) {
         snprintf(err, err_size, "cannot listen on %s port %u: %s", c->host, c->port,
-                 mhd_last_error[0] ? mhd_last_error : "libmicrohttpd refused to start");
+                 s->start_error[0] ? s->start_error : "libmicrohttpd refused to start");
         size_t n = strlen(err);
         while (n && (err[n - 1] == '\n' || err[n - 1] == '.')) {
             err[--n] = '\0';
         }
+        pthread_mutex_destroy(&s->start_lock);
         free(s);
         return NULL;
     }
@@ -679,5 +684,6 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     if (listener != MHD_INVALID_SOCKET) {
         close(listener);
     }
+    pthread_mutex_destroy(&s->start_lock);
     free(s);
 }
