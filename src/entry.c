@@ -238,7 +238,7 @@ static bool use_sidecar(struct lookup *l, const struct route *route, const char 
     int fd, err;
     struct stat st;
     enum resolve_status status = resolve_open(route->dir_fd, name, &fd, &st, &err);
-    if (status != RESOLVE_FILE) {
+    if (status != RESOLVED_FILE) {
         if (fd >= 0) { /* a folder called name.gz */
             close(fd);
         }
@@ -429,7 +429,7 @@ bool entry_not_found(const struct entry_server *s, const struct route *root,
     if (!root) {
         return false;
     }
-    if (resolve_open(root->dir_fd, "404.html", &fd, &st, &err) != RESOLVE_FILE) {
+    if (resolve_open(root->dir_fd, "404.html", &fd, &st, &err) != RESOLVED_FILE) {
         if (fd >= 0) { /* a folder called 404.html */
             close(fd);
         }

@@ -319,7 +319,7 @@ static void add_rep_headers(const struct http_server *s, struct MHD_Response *re
                             const struct entry_rep *rep, unsigned status, uint64_t first, uint64_t last)
 {
     char last_modified[30];
-    http_date_format(rep->mtime, last_modified);
+    precondition_date_format(rep->mtime, last_modified);
     if (status != 304) {
         add_header(resp, "Content-Type", rep->type);
     }
@@ -480,19 +480,19 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     int fd, err;
     struct stat st;
     switch (resolve_open(route->dir_fd, rel, &fd, &st, &err)) {
-    case RESOLVE_FILE:
+    case RESOLVED_FILE:
         return serve_file(conn, req, route, rel, fd, &st);
-    case RESOLVE_DIRECTORY:
+    case RESOLVED_DIRECTORY:
         close(fd);
         if (folder) { /* ".../index.html/" is a folder: nothing to serve */
             return respond_error(conn, req, 404);
         }
         return respond_redirect(conn, req, path, query ? query + 1 : NULL);
-    case RESOLVE_NOT_FOUND:
+    case RESOLVED_NOT_FOUND:
         return respond_error(conn, req, 404);
-    case RESOLVE_FORBIDDEN:
+    case RESOLVED_FORBIDDEN:
         return respond_error(conn, req, 403);
-    case RESOLVE_ERROR:
+    case RESOLVED_ERROR:
         break;
     }
     fprintf(stderr, "folio: %s: %s\n", path, strerror(err));

@@ -162,7 +162,7 @@ static bool lookup(const struct fixture *fx, const struct entry_server *s, const
 {
     int fd, err;
     struct stat st;
-    assert_int_equal(resolve_open(fx->route.dir_fd, rel, &fd, &st, &err), RESOLVE_FILE);
+    assert_int_equal(resolve_open(fx->route.dir_fd, rel, &fd, &st, &err), RESOLVED_FILE);
     return entry_represent(s, &fx->route, rel, fd, &st, f, rep);
 }
 
