@@ -18,7 +18,7 @@ struct route {
     size_t prefix_len;
     char *dir;         /* absolute, canonical */
     int dir_fd;
-    bool is_fragments; /* "/fragments/": HTML here is fetched by script, never a document */
+    bool is_fragments; /* marked in [routes] (/fragments/ always): HTML here is fetched by script, never a page */
 };
 
 struct routes {
