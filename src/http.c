@@ -63,11 +63,14 @@ struct request {
     char target[]; /* as received: percent-encoded, with the query */
 };
 
+/* Adds one header; a failure (out of memory) leaves the response without it. */
 static void add_header(struct MHD_Response *r, const char *name, const char *value)
 {
     MHD_add_response_header(r, name, value);
 }
 
+/* Queues resp (NULL: out of memory, the connection is closed) with nosniff, records
+ * status and bytes for the log line, and drops our reference. */
 static enum MHD_Result queue(struct MHD_Connection *conn, struct request *req, unsigned status,
                              struct MHD_Response *resp, uint64_t body_bytes)
 {
@@ -82,6 +85,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct request *req, u
     return ok;
 }
 
+/* A response sending len bytes of b from offset; takes the reference, even on failure. */
 static struct MHD_Response *response_from_body(struct body *b, uint64_t offset, uint64_t len)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
@@ -92,12 +96,14 @@ static struct MHD_Response *response_from_body(struct body *b, uint64_t offset, 
     return r;
 }
 
+/* A response with a copy of text; NULL when out of memory. */
 static struct MHD_Response *response_from_text(const char *text)
 {
     struct body *b = body_from(text, strlen(text));
     return b ? response_from_body(b, 0, b->len) : NULL;
 }
 
+/* The reason phrase of an error status, for the error page. */
 static const char *status_text(unsigned status)
 {
     switch (status) {
@@ -214,6 +220,7 @@ static enum MHD_Result respond_error(struct MHD_Connection *conn, struct request
     return queue(conn, req, status, resp, len);
 }
 
+/* 301 from a folder's address without its slash to the one with it, query kept. */
 static enum MHD_Result respond_redirect(struct MHD_Connection *conn, struct request *req,
                                         const char *path, const char *query)
 {
@@ -236,6 +243,7 @@ static enum MHD_Result respond_redirect(struct MHD_Connection *conn, struct requ
     return queue(conn, req, 301, resp, strlen(page));
 }
 
+/* /__folio/health: status, mode, uptime and counters as one JSON object. */
 static enum MHD_Result respond_health(struct MHD_Connection *conn, struct request *req)
 {
     const struct http_server *s = req->server;
@@ -256,6 +264,7 @@ static enum MHD_Result respond_health(struct MHD_Connection *conn, struct reques
     return queue(conn, req, 200, resp, strlen(json));
 }
 
+/* Answers folio's own addresses under /__folio/: health, events, reload.js, else 404. */
 static enum MHD_Result respond_reserved(struct MHD_Connection *conn, struct request *req,
                                         const char *path)
 {
@@ -408,6 +417,8 @@ static bool request_prefix(struct MHD_Connection *conn, struct request *req)
     return true;
 }
 
+/* libmicrohttpd's handler: checks the request, then routes it to a file, a
+ * redirect, folio's own addresses or an error. */
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
                                       const char *method, const char *version,
                                       const char *upload_data, size_t *upload_size, void **req_cls)
@@ -499,6 +510,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     return respond_error(conn, req, err == EMFILE || err == ENFILE ? 503 : 500);
 }
 
+/* The URI-log callback: a new request's state, with the target as received; NULL when out of memory. */
 static void *on_request_start(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     struct http_server *s = cls;
@@ -515,6 +527,7 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
     return req;
 }
 
+/* The client's address for the log: the proxy's word when trusted, else the peer's. */
 static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *out, size_t size)
 {
     const char *forwarded = trust_proxy
@@ -540,6 +553,7 @@ static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *
     }
 }
 
+/* The completion callback: writes the access-log line and frees the request. */
 static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
                             enum MHD_RequestTerminationCode why)
 {
@@ -590,6 +604,7 @@ static void on_mhd_message(void *cls, const char *fmt, va_list ap)
     pthread_mutex_unlock(&s->start_lock);
 }
 
+/* A numeric host and port as a socket address; false when host is not one. */
 static bool parse_address(const char *host, unsigned port, struct sockaddr_storage *addr)
 {
     struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
@@ -604,6 +619,7 @@ static bool parse_address(const char *host, unsigned port, struct sockaddr_stora
     return true;
 }
 
+/* See http.h: binds, starts the daemon; NULL with the reason in err. */
 struct http_server *http_server_start(const struct http_context *ctx, char *err, size_t err_size)
 {
     const struct config *c = ctx->config;
@@ -659,12 +675,14 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
     return s;
 }
 
+/* See http.h: the port bound. */
 unsigned http_server_port(const struct http_server *s)
 {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
 }
 
+/* See http.h: stops accepting, ends streams, waits for requests in flight, frees. */
 void http_server_stop(struct http_server *s, unsigned grace_s)
 {
     if (!s) {
