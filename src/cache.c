@@ -1,6 +1,7 @@
 #include "cache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ struct cache {
     struct entry *lru_head, *lru_tail;
     size_t bytes, max_bytes;
     uint64_t generation, clock;
+    atomic_size_t memfds; /* entries whose body is a memfd: each holds a descriptor */
 };
 
 /* The identity of the file st describes; see cache.h. */
@@ -65,6 +67,7 @@ struct cache *cache_create(size_t max_bytes)
         return NULL;
     }
     c->max_bytes = max_bytes;
+    atomic_init(&c->memfds, 0);
     pthread_mutex_init(&c->lock, NULL);
     return c;
 }
@@ -107,6 +110,9 @@ static void remove_at(struct cache *c, struct entry **slot)
     lru_unlink(c, e);
     c->bytes -= e->cost;
     c->entry_count--;
+    if (e->body->fd >= 0) {
+        atomic_fetch_sub(&c->memfds, 1);
+    }
     body_unref(e->body);
     free(e);
 }
@@ -197,14 +203,20 @@ static void cap_variants(struct cache *c, uint64_t hash, const char *path, const
     }
 }
 
-/* A new entry for (path, variant) holding body or, past an eighth of the
- * budget, a memfd copy of it; NULL when it cannot be made. */
-static struct entry *entry_create(const struct cache *c, const char *path, const char *variant,
+/* A new entry for (path, variant) holding body or a memfd copy of it (see
+ * CACHE_HEAP_MAX_BYTES); NULL when it cannot be made. */
+static struct entry *entry_create(struct cache *c, const char *path, const char *variant,
                                   const struct file_id *id, struct body *body)
 {
     size_t path_len = strlen(path), variant_len = strlen(variant);
     struct entry *e = calloc(1, sizeof(*e) + path_len + variant_len + 2);
-    struct body *kept = body->len <= c->max_bytes / 8 ? body_ref(body) : body_to_memfd(body);
+    bool heap = (body->len <= c->max_bytes / 8 &&
+                 (body->len <= CACHE_HEAP_MAX_BYTES || body->len > CACHE_SENDFILE_MAX_BYTES)) ||
+                atomic_load(&c->memfds) >= CACHE_MEMFDS_MAX;
+    struct body *kept = heap ? body_ref(body) : body_to_memfd(body);
+    if (kept && kept->fd >= 0) {
+        atomic_fetch_add(&c->memfds, 1);
+    }
     if (!e || !kept) {
         free(e);
         body_unref(kept);
@@ -234,6 +246,9 @@ bool cache_put(struct cache *c, const char *path, const char *variant, const str
     pthread_mutex_lock(&c->lock);
     if (generation != c->generation) {
         pthread_mutex_unlock(&c->lock);
+        if (e->body->fd >= 0) {
+            atomic_fetch_sub(&c->memfds, 1);
+        }
         body_unref(e->body);
         free(e);
         return true;

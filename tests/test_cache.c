@@ -118,6 +118,37 @@ static void test_big_body_is_kept_in_a_memfd(void **state)
     cache_destroy(c);
 }
 
+static void test_memfds_are_capped(void **state)
+{
+    /* Bodies sent by sendfile from a memfd each hold a descriptor: only so many. */
+    struct cache *c = cache_create(256 << 20);
+    struct body *b = body_create(CACHE_HEAP_MAX_BYTES + 1);
+    memset(b->data, 'm', b->len);
+    char name[32];
+    for (int i = 0; i < CACHE_MEMFDS_MAX + 50; i++) {
+        snprintf(name, sizeof(name), "/m/%d", i);
+        assert_true(cache_put(c, name, "gzip", &v1, b, cache_generation(c)));
+    }
+    size_t memfds = 0, kept = 0;
+    for (int i = 0; i < CACHE_MEMFDS_MAX + 50; i++) {
+        snprintf(name, sizeof(name), "/m/%d", i);
+        struct body *got = cache_get(c, name, "gzip", &v1);
+        assert_non_null(got);
+        kept++;
+        memfds += got->fd >= 0;
+        body_unref(got);
+    }
+    assert_int_equal(kept, CACHE_MEMFDS_MAX + 50);
+    assert_int_equal(memfds, CACHE_MEMFDS_MAX);
+    cache_clear(c); /* and they come back when entries go */
+    assert_true(cache_put(c, "/m/again", "gzip", &v1, b, cache_generation(c)));
+    struct body *got = cache_get(c, "/m/again", "gzip", &v1);
+    assert_true(got->fd >= 0);
+    body_unref(got);
+    body_unref(b);
+    cache_destroy(c);
+}
+
 static void test_cost_counts_keys_and_overhead(void **state)
 {
     /* A flood of long keys with one-byte bodies: the budget holds. */
@@ -263,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_many_entries_grow_table),
         cmocka_unit_test(test_big_body_is_kept_in_a_memfd),
         cmocka_unit_test(test_cost_counts_keys_and_overhead),
+        cmocka_unit_test(test_memfds_are_capped),
         cmocka_unit_test(test_variants_per_path_are_capped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
