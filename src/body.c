@@ -1,18 +1,26 @@
 #include "body.h"
 
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+/* A new body of len bytes; see body.h. */
 struct body *body_create(size_t len)
 {
     struct body *b = malloc(sizeof(*b) + len);
     if (b) {
         atomic_init(&b->refs, 1);
         b->len = len;
+        b->fd = -1;
     }
     return b;
 }
 
+/* A new in-memory body holding a copy of bytes; see body.h. */
 struct body *body_from(const void *bytes, size_t len)
 {
     struct body *b = body_create(len);
@@ -22,19 +30,62 @@ struct body *body_from(const void *bytes, size_t len)
     return b;
 }
 
+/* Writes all of b's bytes to fd; false on any error. */
+static bool write_all(int fd, const unsigned char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* The bytes of b in a sealed memfd: sealed, so no one (us included) can
+ * change what responses in flight are sending. */
+struct body *body_to_memfd(const struct body *b)
+{
+    int fd = memfd_create("folio-body", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        return NULL;
+    }
+    struct body *out = body_create(0);
+    if (!out || !write_all(fd, b->data, b->len) ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+        free(out);
+        close(fd);
+        return NULL;
+    }
+    out->len = b->len;
+    out->fd = fd;
+    return out;
+}
+
+/* Takes one more reference. */
 struct body *body_ref(struct body *b)
 {
     atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
     return b;
 }
 
+/* Drops a reference; the last frees the bytes (or closes the memfd). */
 void body_unref(struct body *b)
 {
     if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
+        if (b->fd >= 0) {
+            close(b->fd);
+        }
         free(b);
     }
 }
 
+/* body_unref in the shape of libmicrohttpd's free callback. */
 void body_unref_cb(void *b)
 {
     body_unref(b);

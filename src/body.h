@@ -5,6 +5,10 @@
  * change can drop the cached body while a slow client is still being sent it:
  * the bytes go when the last reference does. Reference counting is atomic;
  * the bytes are written once, before the body is shared, and never again.
+ *
+ * A body is held either in memory (fd is -1, the bytes in data) or, for the
+ * big ones the cache keeps (cache.h), in a sealed memfd of len bytes (data
+ * is empty): sent by sendfile like a file, and not part of the heap.
  */
 #ifndef FOLIO_BODY_H
 #define FOLIO_BODY_H
@@ -15,6 +19,7 @@
 struct body {
     atomic_size_t refs;
     size_t len;
+    int fd; /* -1: the bytes are in data; else a sealed memfd, closed with the last reference */
     unsigned char data[];
 };
 
@@ -23,6 +28,10 @@ struct body *body_create(size_t len);
 
 /* Builds a body from a copy of bytes; NULL when out of memory. */
 struct body *body_from(const void *bytes, size_t len);
+
+/* A memfd-held copy of an in-memory body (one reference), or NULL when the
+ * kernel refuses a memfd or the copy fails. b is left as it was. */
+struct body *body_to_memfd(const struct body *b);
 
 struct body *body_ref(struct body *b);
 

@@ -1,16 +1,22 @@
 #include "cache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "body.h"
 
+/* What malloc keeps beside each block (glibc: a size word, 16-byte rounding). */
+#define MALLOC_OVERHEAD 16
+
 struct entry {
     struct entry *hash_next;
     struct entry *lru_prev, *lru_next; /* most recent at lru_head */
-    uint64_t hash;
+    uint64_t hash;                     /* of the path alone: a path's variants share a chain */
+    uint64_t used;                     /* c->clock at the last get or put */
+    size_t cost;                       /* what this entry adds to c->bytes */
     struct file_id id;
     struct body *body;
     char *variant; /* points into key storage after path */
@@ -23,9 +29,11 @@ struct cache {
     size_t bucket_count, entry_count;
     struct entry *lru_head, *lru_tail;
     size_t bytes, max_bytes;
-    uint64_t generation;
+    uint64_t generation, clock;
+    atomic_size_t memfds; /* entries whose body is a memfd: each holds a descriptor */
 };
 
+/* The identity of the file st describes; see cache.h. */
 void file_id_from_stat(struct file_id *id, const struct stat *st)
 {
     id->dev = st->st_dev;
@@ -34,19 +42,18 @@ void file_id_from_stat(struct file_id *id, const struct stat *st)
     id->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
-static uint64_t hash_key(const char *path, const char *variant)
+/* FNV-1a of a path: every variant of one path lands in one bucket, so the
+ * per-path cap is a walk along one chain. */
+static uint64_t hash_path(const char *path)
 {
-    uint64_t h = 14695981039346656037u; /* FNV-1a */
+    uint64_t h = 14695981039346656037u;
     for (const char *p = path; *p; p++) {
-        h = (h ^ (unsigned char)*p) * 1099511628211u;
-    }
-    h = (h ^ 0xff) * 1099511628211u;
-    for (const char *p = variant; *p; p++) {
         h = (h ^ (unsigned char)*p) * 1099511628211u;
     }
     return h;
 }
 
+/* An empty cache of max_bytes, or NULL. */
 struct cache *cache_create(size_t max_bytes)
 {
     struct cache *c = calloc(1, sizeof(*c));
@@ -60,10 +67,12 @@ struct cache *cache_create(size_t max_bytes)
         return NULL;
     }
     c->max_bytes = max_bytes;
+    atomic_init(&c->memfds, 0);
     pthread_mutex_init(&c->lock, NULL);
     return c;
 }
 
+/* Takes e out of the recency list. */
 static void lru_unlink(struct cache *c, struct entry *e)
 {
     *(e->lru_prev ? &e->lru_prev->lru_next : &c->lru_head) = e->lru_next;
@@ -71,14 +80,17 @@ static void lru_unlink(struct cache *c, struct entry *e)
     e->lru_prev = e->lru_next = NULL;
 }
 
+/* Makes e the most recently used entry. */
 static void lru_push_front(struct cache *c, struct entry *e)
 {
     e->lru_prev = NULL;
     e->lru_next = c->lru_head;
     *(c->lru_head ? &c->lru_head->lru_prev : &c->lru_tail) = e;
     c->lru_head = e;
+    e->used = ++c->clock;
 }
 
+/* The chain link that holds (path, variant), or the chain's NULL end. */
 static struct entry **find_slot(struct cache *c, uint64_t hash, const char *path,
                                 const char *variant)
 {
@@ -96,23 +108,28 @@ static void remove_at(struct cache *c, struct entry **slot)
     struct entry *e = *slot;
     *slot = e->hash_next;
     lru_unlink(c, e);
-    c->bytes -= e->body->len;
+    c->bytes -= e->cost;
     c->entry_count--;
+    if (e->body->fd >= 0) {
+        atomic_fetch_sub(&c->memfds, 1);
+    }
     body_unref(e->body);
     free(e);
 }
 
+/* Removes e, wherever its chain holds it. */
 static void remove_entry(struct cache *c, struct entry *e)
 {
     remove_at(c, find_slot(c, e->hash, e->path, e->variant));
 }
 
+/* Doubles the bucket table; on failure the chains just stay longer. */
 static void grow(struct cache *c)
 {
     size_t count = c->bucket_count * 2;
     struct entry **buckets = calloc(count, sizeof(*buckets));
     if (!buckets) {
-        return; /* longer chains, still correct */
+        return;
     }
     for (size_t i = 0; i < c->bucket_count; i++) {
         for (struct entry *e = c->buckets[i], *next; e; e = next) {
@@ -126,15 +143,17 @@ static void grow(struct cache *c)
     c->bucket_count = count;
 }
 
+/* True when both identities name the same version of the same file. */
 static bool same_file(const struct file_id *a, const struct file_id *b)
 {
     return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns;
 }
 
+/* A new reference to the body of (path, variant) for this file version, or NULL. */
 struct body *cache_get(struct cache *c, const char *path, const char *variant,
                        const struct file_id *id)
 {
-    uint64_t hash = hash_key(path, variant);
+    uint64_t hash = hash_path(path);
     struct body *found = NULL;
     pthread_mutex_lock(&c->lock);
     struct entry **slot = find_slot(c, hash, path, variant);
@@ -149,6 +168,7 @@ struct body *cache_get(struct cache *c, const char *path, const char *variant,
     return found;
 }
 
+/* The invalidation counter; see cache.h. */
 uint64_t cache_generation(struct cache *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -157,35 +177,87 @@ uint64_t cache_generation(struct cache *c)
     return generation;
 }
 
-void cache_put(struct cache *c, const char *path, const char *variant, const struct file_id *id,
-               struct body *body, uint64_t generation)
+/* True when a body of len bytes fits the per-entry limit (half the budget). */
+bool cache_can_keep(const struct cache *c, size_t len)
 {
-    if (body->len > c->max_bytes / 8) {
-        return;
+    return len <= c->max_bytes / 2;
+}
+
+/* When path already has its share of variants, drops the least recently
+ * used of them (not the one being replaced, which goes anyway). */
+static void cap_variants(struct cache *c, uint64_t hash, const char *path, const char *variant)
+{
+    struct entry *oldest = NULL;
+    size_t count = 0;
+    for (struct entry *e = c->buckets[hash % c->bucket_count]; e; e = e->hash_next) {
+        if (e->hash == hash && strcmp(e->path, path) == 0) {
+            if (strcmp(e->variant, variant) == 0) {
+                return;
+            }
+            count++;
+            oldest = !oldest || e->used < oldest->used ? e : oldest;
+        }
     }
+    if (count >= CACHE_VARIANTS_PER_PATH) {
+        remove_entry(c, oldest);
+    }
+}
+
+/* A new entry for (path, variant) holding body or a memfd copy of it (see
+ * CACHE_HEAP_MAX_BYTES); NULL when it cannot be made. */
+static struct entry *entry_create(struct cache *c, const char *path, const char *variant,
+                                  const struct file_id *id, struct body *body)
+{
     size_t path_len = strlen(path), variant_len = strlen(variant);
     struct entry *e = calloc(1, sizeof(*e) + path_len + variant_len + 2);
-    if (!e) {
-        return;
+    bool heap = (body->len <= c->max_bytes / 8 &&
+                 (body->len <= CACHE_HEAP_MAX_BYTES || body->len > CACHE_SENDFILE_MAX_BYTES)) ||
+                atomic_load(&c->memfds) >= CACHE_MEMFDS_MAX;
+    struct body *kept = heap ? body_ref(body) : body_to_memfd(body);
+    if (kept && kept->fd >= 0) {
+        atomic_fetch_add(&c->memfds, 1);
+    }
+    if (!e || !kept) {
+        free(e);
+        body_unref(kept);
+        return NULL;
     }
     memcpy(e->path, path, path_len + 1);
     e->variant = e->path + path_len + 1;
     memcpy(e->variant, variant, variant_len + 1);
-    e->hash = hash_key(path, variant);
+    e->hash = hash_path(path);
     e->id = *id;
-    e->body = body_ref(body);
+    e->body = kept;
+    e->cost = sizeof(*e) + path_len + variant_len + 2 + sizeof(*kept) + 2 * MALLOC_OVERHEAD + kept->len;
+    return e;
+}
 
+/* Keeps body for (path, variant); see cache.h. */
+bool cache_put(struct cache *c, const char *path, const char *variant, const struct file_id *id,
+               struct body *body, uint64_t generation)
+{
+    if (!cache_can_keep(c, body->len)) {
+        return false;
+    }
+    struct entry *e = entry_create(c, path, variant, id, body);
+    if (!e) {
+        return false;
+    }
     pthread_mutex_lock(&c->lock);
     if (generation != c->generation) {
         pthread_mutex_unlock(&c->lock);
+        if (e->body->fd >= 0) {
+            atomic_fetch_sub(&c->memfds, 1);
+        }
         body_unref(e->body);
         free(e);
-        return;
+        return true;
     }
     struct entry **slot = find_slot(c, e->hash, path, variant);
     if (*slot) {
         remove_at(c, slot);
     }
+    cap_variants(c, e->hash, path, variant);
     if (c->entry_count >= c->bucket_count) {
         grow(c);
     }
@@ -193,14 +265,16 @@ void cache_put(struct cache *c, const char *path, const char *variant, const str
     e->hash_next = *slot;
     *slot = e;
     lru_push_front(c, e);
-    c->bytes += body->len;
+    c->bytes += e->cost;
     c->entry_count++;
     while (c->bytes > c->max_bytes && c->lru_tail) {
         remove_entry(c, c->lru_tail);
     }
     pthread_mutex_unlock(&c->lock);
+    return true;
 }
 
+/* Drops every variant of path and of everything below it. */
 void cache_invalidate(struct cache *c, const char *path)
 {
     size_t len = strlen(path);
@@ -218,6 +292,7 @@ void cache_invalidate(struct cache *c, const char *path)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* Drops everything. */
 void cache_clear(struct cache *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -228,6 +303,7 @@ void cache_clear(struct cache *c)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* What the entries cost now. */
 size_t cache_bytes(struct cache *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -236,6 +312,7 @@ size_t cache_bytes(struct cache *c)
     return bytes;
 }
 
+/* Frees the cache; bodies still referenced elsewhere live on. */
 void cache_destroy(struct cache *c)
 {
     if (!c) {

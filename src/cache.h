@@ -8,14 +8,23 @@
  * (livereload.c) invalidates eagerly to catch same-size writes within one
  * timestamp tick and to give memory back.
  *
- * Bodies are shared, never copied: cache_get returns a new reference. Least
- * recently used entries go first when the byte budget is exceeded; a body
- * larger than an eighth of the budget is not kept. Thread-safe (one mutex;
- * nothing slow happens under it).
+ * Bodies are shared, never copied: cache_get returns a new reference. The
+ * byte budget counts what an entry really costs: its body, its key and the
+ * bookkeeping around both, so many small entries with long keys (a flood of
+ * proxy prefixes) cannot outgrow it. Least recently used entries go first
+ * when it is exceeded. A body is kept in the heap or in a sealed memfd
+ * (body.h) sent by sendfile (see CACHE_HEAP_MAX_BYTES); up to half of the
+ * budget; anything bigger is not kept, and cache_put says so, so
+ * the caller can choose a representation it need not rebuild per request.
+ * One path keeps at most CACHE_VARIANTS_PER_PATH variants (its least recently
+ * used one makes room): variants named by what a client sends (a prefix, a
+ * depth) cannot push everything else out. Thread-safe (one mutex; nothing
+ * slow happens under it, the memfd copy is made before it is taken).
  */
 #ifndef FOLIO_CACHE_H
 #define FOLIO_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -43,18 +52,36 @@ struct body *cache_get(struct cache *c, const char *path, const char *variant,
  * to derive a body from it, and hand it to cache_put. */
 uint64_t cache_generation(struct cache *c);
 
-/* Keeps body (the cache takes its own reference) for (path, variant),
- * replacing any older one, unless an invalidation happened since
- * generation was read: the body may then hold bytes from before an edit
- * that kept size and mtime, and is served once but not kept. */
-void cache_put(struct cache *c, const char *path, const char *variant, const struct file_id *id,
+#define CACHE_VARIANTS_PER_PATH 16
+/* Where a kept body lives, by measurement (bench/article.py, wrk -c32, CPU
+ * per request): up to 16 KiB in the heap, sent with its headers in one write;
+ * above, up to 256 KiB, in a memfd sent by sendfile (the 100 KB gzip page:
+ * 53 against 73 us, the copy into the socket is gone); above that in the heap
+ * again (the 600 KB gzip fragment: 118 by sendfile against 101 us from
+ * memory); and past an eighth of the budget in a memfd whatever its size. */
+#define CACHE_HEAP_MAX_BYTES (16u << 10)
+#define CACHE_SENDFILE_MAX_BYTES (256u << 10)
+/* Each memfd is a descriptor held: past this many, bodies stay in the heap,
+ * so the cache never competes with connections for the process's limit. */
+#define CACHE_MEMFDS_MAX 128
+
+/* True when a body of len bytes is small enough for the cache to keep. */
+bool cache_can_keep(const struct cache *c, size_t len);
+
+/* Keeps body (the cache takes its own reference, or a memfd copy of it) for
+ * (path, variant), replacing any older one, unless an invalidation happened
+ * since generation was read: the body may then hold bytes from before an
+ * edit that kept size and mtime, and is served once but not kept. Returns
+ * false when the body was not kept for its size (see cache_can_keep) or for
+ * want of memory; a lost race with an invalidation counts as kept. */
+bool cache_put(struct cache *c, const char *path, const char *variant, const struct file_id *id,
                struct body *body, uint64_t generation);
 
 /* Drops every variant of path, and of everything below it when it is a folder. */
 void cache_invalidate(struct cache *c, const char *path);
 void cache_clear(struct cache *c);
 
-/* Bytes held in bodies, for the health endpoint. */
+/* Bytes the entries cost (bodies, keys, bookkeeping), for the health endpoint. */
 size_t cache_bytes(struct cache *c);
 
 #endif

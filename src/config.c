@@ -56,9 +56,9 @@ static const struct setting {
 #define SETTING_COUNT (sizeof(settings) / sizeof(settings[0]))
 
 static const struct config_route default_routes[] = {
-    {"/", "www"},
-    {"/fragments/", "fragments"},
-    {"/assets/", "assets"},
+    {"/", "www", false},
+    {"/fragments/", "fragments", true},
+    {"/assets/", "assets", false},
 };
 
 static char *xstrdup(const char *s)
@@ -100,6 +100,7 @@ void config_init(struct config *c)
     for (size_t i = 0; i < sizeof(default_routes) / sizeof(default_routes[0]); i++) {
         c->routes[i].prefix = xstrdup(default_routes[i].prefix);
         c->routes[i].dir = xstrdup(default_routes[i].dir);
+        c->routes[i].fragments = default_routes[i].fragments;
     }
     c->route_count = sizeof(default_routes) / sizeof(default_routes[0]);
 }
@@ -191,18 +192,13 @@ static bool parse_unsigned(const char *v, bool with_suffix, unsigned long long *
 static bool set_string(char **field, const char *name, const char *value, char *err,
                        size_t err_size)
 {
-    if (strcmp(name, "base-path") == 0) { /* "/article/" and "/article" are one prefix; "/" none */
-        char *tidy = xstrdup(value);
-        size_t len = strlen(tidy);
-        while (len > 0 && tidy[len - 1] == '/') {
-            tidy[--len] = '\0';
-        }
-        if (len > 0 && (len >= 256 || !rewrite_prefix_valid(tidy))) {
-            free(tidy);
+    if (strcmp(name, "base-path") == 0) {
+        char tidy[REWRITE_PREFIX_MAX];
+        if (!rewrite_prefix_clean(value, tidy, sizeof(tidy))) {
             return fail(err, err_size, "'%s' is not a URL path like /article", value);
         }
         free(*field);
-        *field = tidy;
+        *field = xstrdup(tidy);
         return true;
     }
     if (!value[0]) {
@@ -253,8 +249,26 @@ bool config_set(struct config *c, const char *key, const char *value, char *err,
     return false;
 }
 
-/* [routes] "/prefix/ = folder": adds or replaces a mount; an empty folder removes it. */
-static bool set_route(struct config *c, const char *prefix, const char *dir, char *err, size_t err_size)
+/* Splits "folder, fragments" into the folder (a new string) and the mark. */
+static char *route_folder(const char *value, bool *fragments)
+{
+    const char *comma = strrchr(value, ',');
+    const char *mark = comma ? comma + 1 + strspn(comma + 1, " \t") : NULL;
+    *fragments = mark && strcmp(mark, "fragments") == 0;
+    size_t len = *fragments ? (size_t)(comma - value) : strlen(value);
+    while (len > 0 && (value[len - 1] == ' ' || value[len - 1] == '\t')) {
+        len--;
+    }
+    char *dir = strndup(value, len);
+    if (!dir) {
+        exit(1);
+    }
+    return dir;
+}
+
+/* set_route once the folder and the mark are apart. */
+static bool set_route_folder(struct config *c, const char *prefix, const char *dir, bool fragments,
+                             char *err, size_t err_size)
 {
     size_t len = strlen(prefix);
     if (prefix[0] != '/' || strstr(prefix, "//") || strstr(prefix, "/.") || strpbrk(prefix, "?#%\\ ")) {
@@ -290,13 +304,27 @@ static bool set_route(struct config *c, const char *prefix, const char *dir, cha
             exit(1);
         }
         c->routes = grown;
-        c->routes[c->route_count++] = (struct config_route){normal, xstrdup(dir)};
+        c->routes[c->route_count++] =
+            (struct config_route){normal, xstrdup(dir), fragments || strcmp(normal, "/fragments/") == 0};
         return true;
     }
+    c->routes[i].fragments = fragments || strcmp(normal, "/fragments/") == 0;
     free(normal);
     free(c->routes[i].dir);
     c->routes[i].dir = xstrdup(dir);
     return true;
+}
+
+/* [routes] "/prefix/ = folder": adds or replaces a mount; an empty folder
+ * removes it; "folder, fragments" marks a route whose HTML the page's script
+ * fetches (no live-reload client, references resolved one folder up). */
+static bool set_route(struct config *c, const char *prefix, const char *value, char *err, size_t err_size)
+{
+    bool fragments;
+    char *folder = route_folder(value, &fragments);
+    bool ok = set_route_folder(c, prefix, folder, fragments, err, err_size);
+    free(folder);
+    return ok;
 }
 
 struct ini_state {

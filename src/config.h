@@ -21,6 +21,7 @@
 struct config_route {
     char *prefix; /* URL prefix, starts and ends with "/" */
     char *dir;    /* folder, relative to root unless absolute */
+    bool fragments; /* its HTML is fetched by script, never a page: "dir, fragments"; /fragments/ always */
 };
 
 struct config {

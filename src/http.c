@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +22,9 @@
 #include "deadline.h"
 #include "config.h"
 #include "encoding.h"
-#include "gzip.h"
-#include "html.h"
+#include "entry.h"
 #include "livereload.h"
 #include "log.h"
-#include "mime.h"
 #include "precondition.h"
 #include "range.h"
 #include "request.h"
@@ -38,16 +37,6 @@
 #define FOLIO_VERSION "unknown"
 #endif
 
-/* Files up to this size are kept in memory and sent with their headers in one
- * write: libmicrohttpd 0.9.75 sends headers and a sendfile body apart (two
- * syscalls, two packets), which costs small files a quarter of their speed
- * (bench/README.md). */
-#define SMALL_FILE_BYTES (16u << 10)
-/* Bodies below this are not worth a gzip header and a Vary-split cache. */
-#define GZIP_MIN_BYTES 512
-/* Files above this are sent as they are rather than read into memory. */
-#define GZIP_MAX_BYTES (32u << 20)
-#define DOCUMENT_MAX_BYTES (16u << 20)
 #define RESERVED_PREFIX "/__folio/"
 /* A body on GET or HEAD means nothing (RFC 9110 9.3.1) but must be read to
  * find the next request: up to this much is read and dropped, more is a 413. */
@@ -57,6 +46,10 @@ struct http_server {
     struct MHD_Daemon *daemon;
     struct http_context ctx;
     const struct route *root_route; /* the "/" route, home of 404.html; may be NULL */
+    struct entry_server entries;
+    pthread_mutex_t start_lock; /* guards the two below */
+    bool starting;              /* MHD's messages are kept only while it starts */
+    char start_error[256];
     time_t started;
     atomic_uint in_flight;
     struct deadline_watch *deadlines; /* slow clients: see deadline.h */
@@ -75,11 +68,12 @@ struct request {
     uint64_t bytes, body_bytes;
     bool headers_seen, checked;
     char protocol_buf[16];         /* the version as sent, for a request MHD refuses itself */
-    char prefix_buf[256];
+    char prefix_buf[REWRITE_PREFIX_MAX];
     char target[]; /* percent-encoded, with the query: as received, but in origin form
                     * (check_request) and with its folders as served (settle_target) */
 };
 
+/* Adds one header; a failure (out of memory) leaves the response without it. */
 static void add_header(struct MHD_Response *r, const char *name, const char *value)
 {
     MHD_add_response_header(r, name, value);
@@ -117,6 +111,8 @@ static void expect_sending(const struct http_server *s, struct MHD_Connection *c
     deadline_set(connection_deadline(conn), stream || !c->send_rate ? 0 : deadline_now_ms() + allowed);
 }
 
+/* Queues resp (NULL: out of memory, the connection is closed) with nosniff, records
+ * status and bytes for the log line, and drops our reference. */
 static enum MHD_Result queue(struct MHD_Connection *conn, struct request *req, unsigned status,
                              struct MHD_Response *resp, uint64_t body_bytes)
 {
@@ -132,6 +128,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct request *req, u
     return ok;
 }
 
+/* A response sending len bytes of b from offset; takes the reference, even on failure. */
 static struct MHD_Response *response_from_body(struct body *b, uint64_t offset, uint64_t len)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
@@ -156,30 +153,14 @@ static struct MHD_Response *response_not_modified(uint64_t size)
     return MHD_create_response_from_callback(size, 4096, never_read, NULL, NULL);
 }
 
+/* A response with a copy of text; NULL when out of memory. */
 static struct MHD_Response *response_from_text(const char *text)
 {
     struct body *b = body_from(text, strlen(text));
     return b ? response_from_body(b, 0, b->len) : NULL;
 }
 
-/* Reads a whole (small) file into a new body; NULL on error. */
-static struct body *read_whole(int fd, uint64_t size)
-{
-    struct body *b = body_create((size_t)size);
-    for (size_t off = 0; b && off < size;) {
-        ssize_t n = pread(fd, b->data + off, (size_t)size - off, (off_t)off);
-        if (n <= 0) { /* shrank under us: the watcher will send the new one */
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            b->len = off;
-            break;
-        }
-        off += (size_t)n;
-    }
-    return b;
-}
-
+/* The reason phrase of an error status, for the error page. */
 static const char *status_text(unsigned status)
 {
     switch (status) {
@@ -211,16 +192,6 @@ static bool loads_as_document(struct MHD_Connection *conn, const struct route *r
            strcmp(dest, "frame") == 0 || strcmp(dest, "embed") == 0 || strcmp(dest, "object") == 0;
 }
 
-/* A short, stable tag for a variant's name, for its ETag. */
-static uint32_t fnv1a32(const char *text)
-{
-    uint32_t h = 2166136261u;
-    for (const char *p = text; *p; p++) {
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    }
-    return h;
-}
-
 /* rewrite.c asks whether an absolute path is the article's: one of our routes. */
 static bool is_ours(void *routes, const char *path, size_t len)
 {
@@ -235,170 +206,54 @@ static bool is_ours(void *routes, const char *path, size_t len)
     return routes_match(routes, copy, &bare) != NULL || strncmp(copy, RESERVED_PREFIX, strlen(RESERVED_PREFIX)) == 0;
 }
 
-struct representation {
-    const char *type;
-    bool compressible, gzip;
-    struct body *body; /* NULL: the file itself, by fd */
-    int fd;            /* owned; closed once a response owns it or on failure */
-    uint64_t size;
-    char etag[96];
-};
-
-/* Loads (cache first) the body for variant, built from the open file by
- * build(), which may return NULL when the variant is not worth having. */
-static struct body *derive(struct http_server *s, const char *key, const char *variant,
-                           const struct file_id *id, struct representation *rep,
-                           struct body *(*build)(struct http_server *, struct representation *, void *),
-                           void *arg)
+/* The facts entry.c needs of this request, for a file of route. */
+static struct entry_facts request_facts(struct MHD_Connection *conn, const struct request *req,
+                                        const struct route *route)
 {
-    uint64_t generation = cache_generation(s->ctx.cache);
-    struct body *b = cache_get(s->ctx.cache, key, variant, id);
-    if (!b && (b = build(s, rep, arg)) != NULL) {
-        cache_put(s->ctx.cache, key, variant, id, b, generation);
-    }
-    return b;
-}
-
-/* What a page or stylesheet needs before it is sent: the proxy prefix put
- * into its references (rewrite.c) and, for pages, the live-reload client. */
-struct transform {
-    const char *snippet; /* NULL: nothing injected */
-    bool css;
-    struct rewrite_context rewrite; /* .prefix NULL: nothing rewritten */
-};
-
-static struct body *build_transformed(struct http_server *s, struct representation *rep, void *arg)
-{
-    const struct transform *t = arg;
-    if (rep->size > DOCUMENT_MAX_BYTES) {
-        return NULL;
-    }
-    struct body *file = read_whole(rep->fd, rep->size);
-    if (!file) {
-        return NULL;
-    }
-    char *text = (char *)file->data;
-    size_t len = file->len;
-    char *rewritten = NULL, *injected = NULL;
-    if (t->rewrite.prefix) {
-        rewritten = t->css ? rewrite_css(text, len, &t->rewrite, &len)
-                           : rewrite_html(text, len, &t->rewrite, &len);
-        text = rewritten;
-    }
-    if (text && t->snippet) {
-        injected = html_inject(text, len, t->snippet, &len);
-        text = injected;
-    }
-    struct body *b = text ? body_from(text, len) : NULL;
-    free(rewritten);
-    free(injected);
-    body_unref(file);
-    return b;
-}
-
-static struct body *build_identity(struct http_server *s, struct representation *rep, void *unused)
-{
-    return read_whole(rep->fd, rep->size);
-}
-
-/* An empty body is the cached answer "identity is as good": without it, a
- * file that does not compress would be compressed again on every request. */
-static struct body *build_gzip(struct http_server *s, struct representation *rep, void *unused)
-{
-    if (rep->size > GZIP_MAX_BYTES) {
-        return NULL;
-    }
-    struct body *plain = rep->body ? body_ref(rep->body) : read_whole(rep->fd, rep->size);
-    if (!plain) {
-        return NULL;
-    }
-    struct body *gz = gzip_compress(plain->data, plain->len, (int)s->ctx.config->gzip_level);
-    body_unref(plain);
-    return gz ? gz : body_create(0);
-}
-
-/* Swaps rep's body for its gzip variant when that is worth sending. */
-static bool take_gzip(struct representation *rep, struct body *gz)
-{
-    if (!gz || gz->len == 0) {
-        body_unref(gz);
-        return false;
-    }
-    body_unref(rep->body);
-    rep->body = gz;
-    rep->size = gz->len;
-    rep->gzip = true;
-    return true;
-}
-
-static struct body *build_mime(struct http_server *s, struct representation *rep, void *unused)
-{
-    char *type = mime_sniff(rep->fd);
-    struct body *b = type ? body_from(type, strlen(type) + 1) : NULL;
-    free(type);
-    return b;
-}
-
-/* A fresh "name.gz" beside the file, compressed ahead of time, is used as is:
- * only when at least as new as the original (PEERS.md theme F). */
-static bool use_sidecar(int dir_fd, const char *rel, const struct stat *orig, struct representation *rep)
-{
-    char name[PATH_MAX];
-    if ((size_t)snprintf(name, sizeof(name), "%s.gz", rel) >= sizeof(name)) {
-        return false;
-    }
-    int fd, err;
-    struct stat st;
-    if (resolve_open(dir_fd, name, &fd, &st, &err) != RESOLVE_FILE) {
-        return false;
-    }
-    if (st.st_mtim.tv_sec < orig->st_mtim.tv_sec ||
-        (st.st_mtim.tv_sec == orig->st_mtim.tv_sec && st.st_mtim.tv_nsec < orig->st_mtim.tv_nsec)) {
-        close(fd);
-        return false;
-    }
-    close(rep->fd);
-    rep->fd = fd;
-    rep->size = (uint64_t)st.st_size;
-    rep->gzip = true;
-    snprintf(rep->etag, sizeof(rep->etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "-gzs\"",
-             (uint64_t)st.st_ino, (uint64_t)st.st_size,
-             (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec);
-    return true;
-}
-
-/* www/404.html, prepared like any page (prefix, live-reload client) for the
- * address that was not found, which is what its references resolve against. */
-static struct body *custom_404(struct MHD_Connection *conn, struct request *req)
-{
-    struct http_server *s = req->server;
-    int fd, err;
-    struct stat st;
-    if (!s->root_route ||
-        resolve_open(s->root_route->dir_fd, "404.html", &fd, &st, &err) != RESOLVE_FILE) {
-        return NULL;
-    }
-    char snippet[3 * PATH_MAX / 2 + 64];
-    size_t depth = livereload_script_tag(req->target, snippet, sizeof(snippet));
-    struct transform t = {
-        .snippet = s->ctx.hub && loads_as_document(conn, s->root_route) ? snippet : NULL,
-        .rewrite = {req->prefix, depth, is_ours, (void *)s->ctx.routes},
+    return (struct entry_facts){
+        .accepts_gzip = encoding_accepts_gzip(
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding")),
+        .has_range = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range") != NULL,
+        .document = route && loads_as_document(conn, route),
+        .prefix = req->prefix,
+        .target = req->target,
     };
-    struct representation rep = {.fd = fd, .size = (uint64_t)st.st_size};
-    struct body *b = build_transformed(s, &rep, &t);
-    close(fd);
-    return b;
 }
 
-/* A small HTML error page; for 404, www/404.html when the article has one. */
+/* A response carrying len bytes of rep from offset, which takes the bytes
+ * (body reference or fd) out of rep; NULL when out of memory. */
+static struct MHD_Response *response_from_rep(struct entry_rep *rep, uint64_t offset, uint64_t len)
+{
+    if (rep->body) {
+        struct body *b = rep->body;
+        rep->body = NULL;
+        return response_from_body(b, offset, len);
+    }
+    if (len == 0) {
+        return MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    }
+    /* sendfile: the response owns the fd from here, and only if it exists. */
+    struct MHD_Response *r = MHD_create_response_from_fd_at_offset64(len, rep->fd, (int64_t)offset);
+    if (r) {
+        rep->fd = -1;
+    }
+    return r;
+}
+
+/* A small HTML error page; for 404, www/404.html when the article has one,
+ * prepared for the address that was not found (its references resolve
+ * against it). */
 static enum MHD_Result respond_error(struct MHD_Connection *conn, struct request *req, unsigned status)
 {
+    const struct http_server *s = req->server;
     struct MHD_Response *resp = NULL;
     uint64_t len = 0;
-    struct body *page = status == 404 ? custom_404(conn, req) : NULL;
-    if (page) {
-        len = page->len;
-        resp = response_from_body(page, 0, len);
+    struct entry_facts facts = request_facts(conn, req, s->root_route);
+    struct entry_rep page;
+    if (status == 404 && entry_not_found(&s->entries, s->root_route, &facts, &page)) {
+        len = page.size;
+        resp = response_from_rep(&page, 0, len);
+        entry_rep_release(&page);
     }
     if (!resp) {
         char text[512];
@@ -456,6 +311,7 @@ static enum MHD_Result respond_redirect(struct MHD_Connection *conn, struct requ
     return respond_moved(conn, req, location);
 }
 
+/* /__folio/health: status, mode, uptime and counters as one JSON object. */
 static enum MHD_Result respond_health(struct MHD_Connection *conn, struct request *req)
 {
     const struct http_server *s = req->server;
@@ -476,6 +332,7 @@ static enum MHD_Result respond_health(struct MHD_Connection *conn, struct reques
     return queue(conn, req, 200, resp, strlen(json));
 }
 
+/* Answers folio's own addresses under /__folio/: health, events, reload.js, else 404. */
 static enum MHD_Result respond_reserved(struct MHD_Connection *conn, struct request *req,
                                         const char *path)
 {
@@ -504,159 +361,48 @@ static enum MHD_Result respond_reserved(struct MHD_Connection *conn, struct requ
     return respond_error(conn, req, 404);
 }
 
-static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *req,
-                                  const struct route *route, int dir_fd, const char *rel,
-                                  const char *path, int fd, const struct stat *st)
+/* The status the validators and Range give rep (RFC 9110 13.2.2, then
+ * 14.2 under If-Range); for 206, *first and *last are the range. */
+static unsigned choose_status(struct MHD_Connection *conn, const struct entry_rep *rep,
+                              uint64_t *first, uint64_t *last)
 {
-    struct http_server *s = req->server;
-    struct representation rep = {.fd = fd, .size = (uint64_t)st->st_size};
-    struct file_id id;
-    file_id_from_stat(&id, st);
-    char key[PATH_MAX * 2];
-    snprintf(key, sizeof(key), "%s/%s", route->dir, path + route->prefix_len);
-
-    const struct mime_type *known = mime_from_extension(path);
-    struct body *sniffed = NULL;
-    if (known) {
-        rep.type = known->name;
-        rep.compressible = known->compressible;
-    } else {
-        sniffed = derive(s, key, "mime", &id, &rep, build_mime, NULL);
-        rep.type = sniffed ? (const char *)sniffed->data : "application/octet-stream";
-        rep.compressible = mime_is_compressible(rep.type);
-    }
-    int written = snprintf(rep.etag, sizeof(rep.etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64,
-                           id.ino, id.size, (uint64_t)id.mtime_ns);
-
-    const char *range_header = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range");
-    bool accepts_gzip = rep.compressible && !range_header &&
-        encoding_accepts_gzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding"));
-
-    /* The live-reload client goes into pages, never into fragments; the
-     * proxy prefix into the references of pages, fragments and stylesheets. */
-    bool html = strncmp(rep.type, "text/html", 9) == 0;
-    bool css = strncmp(rep.type, "text/css", 8) == 0;
-    bool page = html && loads_as_document(conn, route);
-    bool inject = s->ctx.hub && page;
-    bool rewrite = req->prefix && (html || css);
-    if (inject || rewrite) {
-        char snippet[3 * PATH_MAX / 2 + 64], variant[PATH_MAX]; /* a "../" per folder */
-        size_t depth = livereload_script_tag(req->target, snippet, sizeof(snippet));
-        struct transform t = {
-            .snippet = inject ? snippet : NULL,
-            .css = css,
-            .rewrite = {
-                .prefix = rewrite ? req->prefix : NULL,
-                /* A fragment's references resolve against the page that
-                 * fetched it as fragments/<name>.html, one folder up. */
-                .depth = depth - (route->is_fragments && !page && depth > 0),
-                .is_ours = is_ours,
-                .arg = (void *)s->ctx.routes,
-            },
-        };
-        snprintf(variant, sizeof(variant), "t:%d:%zu:%zu:%s", inject, depth, t.rewrite.depth,
-                 t.rewrite.prefix ? t.rewrite.prefix : "");
-        struct body *doc = derive(s, key, variant, &id, &rep, build_transformed, &t);
-        if (doc) {
-            rep.body = doc;
-            rep.size = doc->len;
-            written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "-t%08x",
-                                fnv1a32(variant));
-            if (accepts_gzip && rep.size >= GZIP_MIN_BYTES) {
-                strcat(variant, ":gzip");
-                if (take_gzip(&rep, derive(s, key, variant, &id, &rep, build_gzip, NULL))) {
-                    written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "gz");
-                }
-            }
-        }
-    } else if (accepts_gzip && rep.size >= GZIP_MIN_BYTES) {
-        struct body *gz = cache_get(s->ctx.cache, key, "gzip", &id);
-        if (gz || !use_sidecar(dir_fd, rel, st, &rep)) {
-            gz = gz ? gz : derive(s, key, "gzip", &id, &rep, build_gzip, NULL);
-            if (take_gzip(&rep, gz)) {
-                written += snprintf(rep.etag + written, sizeof(rep.etag) - (size_t)written, "-gz");
-            }
-        }
-    }
-    if (rep.etag[strlen(rep.etag) - 1] != '"') {
-        strcat(rep.etag, "\"");
-    }
-    if (!rep.body && !rep.gzip && rep.size > 0 && rep.size <= SMALL_FILE_BYTES) {
-        rep.body = derive(s, key, "identity", &id, &rep, build_identity, NULL);
-        rep.size = rep.body ? rep.body->len : rep.size; /* a file cut short while read */
-    }
-
-    char last_modified[30];
-    http_date_format(st->st_mtim.tv_sec, last_modified);
     struct precondition_headers pre = {
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Match"),
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match"),
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Modified-Since"),
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Unmodified-Since"),
     };
-    enum precondition_result pc = precondition_evaluate(&pre, rep.etag, st->st_mtim.tv_sec);
-    unsigned status = 200;
-    uint64_t first = 0, last = rep.size ? rep.size - 1 : 0;
-    if (pc == PRECONDITION_FAILED) {
-        status = 412;
-    } else if (pc == PRECONDITION_NOT_MODIFIED) {
-        status = 304;
-    } else if (range_header &&
-               precondition_if_range(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Range"),
-                                     rep.etag, st->st_mtim.tv_sec)) {
-        switch (range_parse(range_header, rep.size, &first, &last)) {
-        case RANGE_SATISFIABLE: status = 206; break;
-        case RANGE_UNSATISFIABLE: status = 416; break;
-        case RANGE_NONE: break;
-        }
+    switch (precondition_evaluate(&pre, rep->etag, rep->mtime)) {
+    case PRECONDITION_FAILED: return 412;
+    case PRECONDITION_NOT_MODIFIED: return 304;
+    case PRECONDITION_PASS: break;
     }
+    const char *range = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range");
+    if (!range || !precondition_if_range(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Range"),
+                                         rep->etag, rep->mtime)) {
+        return 200;
+    }
+    switch (range_parse(range, rep->size, first, last)) {
+    case RANGE_SATISFIABLE: return 206;
+    case RANGE_UNSATISFIABLE: return 416;
+    case RANGE_NONE: break;
+    }
+    return 200;
+}
 
-    struct MHD_Response *resp = NULL;
-    uint64_t len = status == 206 ? last - first + 1 : status == 200 ? rep.size : 0;
-    if (status == 412 || status == 416) {
-        close(rep.fd);
-        body_unref(rep.body);
-        body_unref(sniffed);
-        if (status == 412) {
-            return respond_error(conn, req, 412);
-        }
-        char range[64];
-        snprintf(range, sizeof(range), "bytes */%" PRIu64, rep.size);
-        resp = response_from_text("");
-        if (resp) {
-            add_header(resp, "Content-Range", range);
-            add_header(resp, "Cache-Control", "no-store");
-        }
-        return queue(conn, req, 416, resp, 0);
-    }
-    if (status == 304) {
-        close(rep.fd);
-        body_unref(rep.body);
-        resp = response_not_modified(rep.size);
-    } else if (rep.body) {
-        close(rep.fd);
-        resp = response_from_body(rep.body, status == 206 ? first : 0, len);
-    } else if (len == 0) {
-        close(rep.fd);
-        resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-    } else {
-        /* sendfile: the response owns the fd from here, and only if it exists. */
-        resp = MHD_create_response_from_fd_at_offset64(len, rep.fd, status == 206 ? first : 0);
-        if (!resp) {
-            close(rep.fd);
-        }
-    }
-    if (!resp) {
-        body_unref(sniffed);
-        return MHD_NO;
-    }
+/* The headers of a representation: type, validators, caching by mode,
+ * Vary, coding and, for 206, the range. */
+static void add_rep_headers(const struct http_server *s, struct MHD_Response *resp,
+                            const struct entry_rep *rep, unsigned status, uint64_t first, uint64_t last)
+{
+    char last_modified[30];
+    precondition_date_format(rep->mtime, last_modified);
     if (status != 304) {
-        add_header(resp, "Content-Type", rep.type);
+        add_header(resp, "Content-Type", rep->type);
     }
-    body_unref(sniffed);
-    add_header(resp, "ETag", rep.etag);
+    add_header(resp, "ETag", rep->etag);
     add_header(resp, "Last-Modified", last_modified);
-    if (s->ctx.config->production && strncmp(rep.type, "text/html", 9) != 0) {
+    if (s->ctx.config->production && strncmp(rep->type, "text/html", 9) != 0) {
         char cc[48];
         snprintf(cc, sizeof(cc), "public, max-age=%u", s->ctx.config->max_age);
         add_header(resp, "Cache-Control", cc);
@@ -664,17 +410,60 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *r
         add_header(resp, "Cache-Control", "no-cache");
     }
     add_header(resp, "Accept-Ranges", "bytes");
-    if (rep.compressible) {
+    if (rep->compressible) {
         add_header(resp, "Vary", "Accept-Encoding");
     }
-    if (rep.gzip && status != 304) {
+    if (rep->gzip && status != 304) {
         add_header(resp, "Content-Encoding", "gzip");
     }
     if (status == 206) {
         char range[96];
-        snprintf(range, sizeof(range), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, first, last, rep.size);
+        snprintf(range, sizeof(range), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, first, last, rep->size);
         add_header(resp, "Content-Range", range);
     }
+}
+
+/* 416 with the size a range must fit (RFC 9110 15.5.17). */
+static enum MHD_Result respond_unsatisfiable(struct MHD_Connection *conn, struct request *req,
+                                             uint64_t size)
+{
+    char range[64];
+    snprintf(range, sizeof(range), "bytes */%" PRIu64, size);
+    struct MHD_Response *resp = response_from_text("");
+    if (resp) {
+        add_header(resp, "Content-Range", range);
+        add_header(resp, "Cache-Control", "no-store");
+    }
+    return queue(conn, req, 416, resp, 0);
+}
+
+/* Answers with the open regular file fd (st its fstat) at rel beneath
+ * route: facts, representation, validators and range, response, headers.
+ * Takes fd. */
+static enum MHD_Result serve_file(struct MHD_Connection *conn, struct request *req,
+                                  const struct route *route, const char *rel, int fd,
+                                  const struct stat *st)
+{
+    struct http_server *s = req->server;
+    struct entry_facts facts = request_facts(conn, req, route);
+    struct entry_rep rep;
+    if (!entry_represent(&s->entries, route, rel, fd, st, &facts, &rep)) {
+        return respond_error(conn, req, 503);
+    }
+    uint64_t first = 0, last = 0;
+    unsigned status = choose_status(conn, &rep, &first, &last);
+    if (status == 412 || status == 416) {
+        uint64_t size = rep.size;
+        entry_rep_release(&rep);
+        return status == 412 ? respond_error(conn, req, 412) : respond_unsatisfiable(conn, req, size);
+    }
+    uint64_t len = status == 206 ? last - first + 1 : status == 200 ? rep.size : 0;
+    struct MHD_Response *resp = status == 304 ? response_not_modified(rep.size)
+                                              : response_from_rep(&rep, first, len);
+    if (resp) {
+        add_rep_headers(s, resp, &rep, status, first, last);
+    }
+    entry_rep_release(&rep);
     return queue(conn, req, status, resp, len);
 }
 
@@ -690,21 +479,11 @@ static bool request_prefix(struct MHD_Connection *conn, struct request *req)
     if (!sent) {
         return true;
     }
-    size_t len = strlen(sent);
-    while (len > 0 && sent[len - 1] == '/') { /* "/article/" and "/article" are one prefix */
-        len--;
-    }
-    if (len == 0) {
-        req->prefix = NULL;
-        return true;
-    }
-    if (len >= sizeof(req->prefix_buf)) {
+    if (!rewrite_prefix_clean(sent, req->prefix_buf, sizeof(req->prefix_buf))) {
         return false;
     }
-    memcpy(req->prefix_buf, sent, len);
-    req->prefix_buf[len] = '\0';
-    req->prefix = req->prefix_buf;
-    return rewrite_prefix_valid(req->prefix);
+    req->prefix = req->prefix_buf[0] ? req->prefix_buf : NULL; /* "/": the proxy says none */
+    return true;
 }
 
 /* Makes req->target the path as served plus the query, when the path as
@@ -789,27 +568,27 @@ static enum MHD_Result serve_target(struct MHD_Connection *conn, struct request 
     int fd, err;
     struct stat st;
     enum resolve_status found = resolve_open(route->dir_fd, rel, &fd, &st, &err);
-    if (found == RESOLVE_NOT_FOUND && routes_check(route, true) == ROUTE_REOPENED) {
+    if (found == RESOLVED_NOT_FOUND && routes_check(route, true) == ROUTE_REOPENED) {
         found = resolve_open(route->dir_fd, rel, &fd, &st, &err); /* the folder was swapped */
     }
-    if (moved_len && (found == RESOLVE_FILE || found == RESOLVE_DIRECTORY)) {
+    if (moved_len && (found == RESOLVED_FILE || found == RESOLVED_DIRECTORY)) {
         close(fd);
         return respond_moved(conn, req, moved);
     }
     switch (found) {
-    case RESOLVE_FILE:
-        return serve_file(conn, req, route, route->dir_fd, rel, path, fd, &st);
-    case RESOLVE_DIRECTORY:
+    case RESOLVED_FILE:
+        return serve_file(conn, req, route, rel, fd, &st);
+    case RESOLVED_DIRECTORY:
         close(fd);
         if (folder) { /* ".../index.html/" is a folder: nothing to serve */
             return respond_error(conn, req, 404);
         }
         return respond_redirect(conn, req, path, query ? query + 1 : NULL);
-    case RESOLVE_NOT_FOUND:
+    case RESOLVED_NOT_FOUND:
         return respond_error(conn, req, 404);
-    case RESOLVE_FORBIDDEN:
+    case RESOLVED_FORBIDDEN:
         return respond_error(conn, req, 403);
-    case RESOLVE_ERROR:
+    case RESOLVED_ERROR:
         break;
     }
     fprintf(stderr, "folio: %s: %s\n", path, strerror(err));
@@ -967,6 +746,8 @@ static enum MHD_Result respond_options(struct MHD_Connection *conn, struct reque
     return queue(conn, req, 204, resp, 0);
 }
 
+/* libmicrohttpd's handler: checks the request, then routes it to a file, a
+ * redirect, folio's own addresses or an error. */
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
                                       const char *method, const char *version,
                                       const char *upload_data, size_t *upload_size, void **req_cls)
@@ -1031,6 +812,7 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
     return req;
 }
 
+/* The client's address for the log: the proxy's word when trusted, else the peer's. */
 static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *out, size_t size)
 {
     const char *forwarded = trust_proxy
@@ -1074,6 +856,7 @@ static void write_log_line(struct http_server *s, struct MHD_Connection *conn, c
     log_write(s->ctx.config->log_format, &rec);
 }
 
+/* The completion callback: writes the access-log line and frees the request. */
 static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
                             enum MHD_RequestTerminationCode why)
 {
@@ -1113,8 +896,9 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     atomic_fetch_sub(&s->in_flight, 1);
 }
 
-/* A connection closes: a refusal of a request line libmicrohttpd could not
- * read (414, a bad version) had no request of ours, so it is logged here. */
+/* A connection opens (its header deadline starts) or closes: a refusal of a
+ * request line libmicrohttpd could not read (414, a bad version) had no
+ * request of ours, so it is logged here. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -1139,14 +923,14 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     }
 }
 
-static char mhd_last_error[256];
-
 static void on_mhd_message(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* libmicrohttpd's logger: keeps its last word while the daemon starts, for
+ * the start-up error; at run time MHD speaks of clients that misbehave,
+ * which is not worth a line on stderr each, and its worker threads call
+ * this at once: the lock and the flag keep them off the buffer. */
 static void on_mhd_message(void *cls, const char *fmt, va_list ap)
 {
-    /* Kept for the start-up error; at run time MHD speaks of clients that
-     * misbehave, which is not worth a line on stderr each. Its refusals are
-     * worth an access-log line, though (see refused_status). */
+    /* MHD's refusals are worth an access-log line (see refused_status). */
     static const char refusal[] = "Error processing request (HTTP response code is %u";
     if (strncmp(fmt, refusal, sizeof(refusal) - 1) == 0) {
         va_list copy;
@@ -1154,9 +938,15 @@ static void on_mhd_message(void *cls, const char *fmt, va_list ap)
         refused_status = va_arg(copy, unsigned);
         va_end(copy);
     }
-    vsnprintf(mhd_last_error, sizeof(mhd_last_error), fmt, ap);
+    struct http_server *s = cls;
+    pthread_mutex_lock(&s->start_lock);
+    if (s->starting) {
+        vsnprintf(s->start_error, sizeof(s->start_error), fmt, ap);
+    }
+    pthread_mutex_unlock(&s->start_lock);
 }
 
+/* A numeric host and port as a socket address; false when host is not one. */
 static bool parse_address(const char *host, unsigned port, struct sockaddr_storage *addr)
 {
     struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
@@ -1171,6 +961,7 @@ static bool parse_address(const char *host, unsigned port, struct sockaddr_stora
     return true;
 }
 
+/* See http.h: binds, starts the daemon; NULL with the reason in err. */
 struct http_server *http_server_start(const struct http_context *ctx, char *err, size_t err_size)
 {
     const struct config *c = ctx->config;
@@ -1196,11 +987,15 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
     if (ctx->hub) {
         sse_hub_set_limit(ctx->hub, c->event_stream_limit);
     }
+    s->entries = (struct entry_server){ctx->cache, ctx->hub != NULL, (int)c->gzip_level, is_ours,
+                                       (void *)ctx->routes};
     for (size_t i = 0; i < ctx->routes->count; i++) {
         if (strcmp(ctx->routes->items[i].prefix, "/") == 0) {
             s->root_route = &ctx->routes->items[i];
         }
     }
+    pthread_mutex_init(&s->start_lock, NULL);
+    s->starting = true;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     s->daemon = MHD_start_daemon(
@@ -1216,26 +1011,32 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_message, s,
         MHD_OPTION_END);
+    pthread_mutex_lock(&s->start_lock);
+    s->starting = false;
+    pthread_mutex_unlock(&s->start_lock);
     if (!s->daemon) {
         snprintf(err, err_size, "cannot listen on %s port %u: %s", c->host, c->port,
-                 mhd_last_error[0] ? mhd_last_error : "libmicrohttpd refused to start");
+                 s->start_error[0] ? s->start_error : "libmicrohttpd refused to start");
         size_t n = strlen(err);
         while (n && (err[n - 1] == '\n' || err[n - 1] == '.')) {
             err[--n] = '\0';
         }
         deadline_watch_stop(s->deadlines);
+        pthread_mutex_destroy(&s->start_lock);
         free(s);
         return NULL;
     }
     return s;
 }
 
+/* See http.h: the port bound. */
 unsigned http_server_port(const struct http_server *s)
 {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
 }
 
+/* See http.h: stops accepting, ends streams, waits for requests in flight, frees. */
 void http_server_stop(struct http_server *s, unsigned grace_s)
 {
     if (!s) {
@@ -1261,5 +1062,6 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
         fprintf(stderr, "folio: access log: %llu lines dropped, %s\n",
                 (unsigned long long)log_dropped(), "stdout was not read fast enough");
     }
+    pthread_mutex_destroy(&s->start_lock);
     free(s);
 }

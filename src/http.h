@@ -1,11 +1,11 @@
 /* http: the libmicrohttpd daemon and the request handler.
  *
- * Maps each request to a route and a file (routes.c, resolve.c), picks the
- * representation (identity by sendfile, or from memory up to 16 KiB; gzip;
- * a page or stylesheet rewritten for a proxy prefix (rewrite.c) or carrying
- * the live-reload client (html.c), all derived once and kept in cache.c),
- * answers conditionals and ranges (precondition.c, range.c), and writes one
- * access-log line when the request completes (log.c).
+ * Maps each request to a route and a file (routes.c, resolve.c), reads the
+ * few facts of the request that decide its representation and lets entry.c
+ * choose it (identity by sendfile or from memory, gzip, a sidecar, a page
+ * rewritten for a proxy prefix or carrying the live-reload client), answers
+ * conditionals and ranges (precondition.c, range.c), writes the headers, and
+ * writes one access-log line when the request completes (log.c).
  *
  * The daemon runs a pool of epoll threads with suspend/resume (for the event
  * streams of sse.c), so every handler runs on one of those threads: all state

@@ -2,11 +2,13 @@
 #include "livereload.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "entry.h"
 #include "sse.h"
 
 struct livereload {
@@ -187,23 +189,16 @@ static void livereload_on_batch(void *ctx, const struct watch_batch *b)
             if (c->id < 0 || (size_t)c->id >= lr->nroutes) {
                 continue;
             }
-            const char *dir = lr->routes[c->id].dir;
-            size_t dl = strlen(dir), rl = strlen(c->relpath);
-            char *abs = malloc(dl + rl + 2);
-            if (abs == NULL) {
+            /* The key the entry module caches under (entry.h), built by it. */
+            char abs[2 * PATH_MAX];
+            if (!entry_key(lr->routes[c->id].dir, c->relpath, abs, sizeof(abs))) {
                 /* Cannot name it: forget everything rather than serve stale. */
                 if (lr->invalidate_all != NULL) {
                     lr->invalidate_all(lr->ctx);
                 }
                 break;
             }
-            memcpy(abs, dir, dl);
-            if (dl == 0 || dir[dl - 1] != '/') {
-                abs[dl++] = '/';
-            }
-            memcpy(abs + dl, c->relpath, rl + 1);
             lr->invalidate(lr->ctx, abs);
-            free(abs);
         }
     }
     struct livereload_event *ev;

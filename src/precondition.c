@@ -56,7 +56,7 @@ enum precondition_result precondition_evaluate(const struct precondition_headers
         if (!etag_list_matches(h->if_match, etag, false)) {
             return PRECONDITION_FAILED;
         }
-    } else if (h->if_unmodified_since && http_date_parse(h->if_unmodified_since, &date) &&
+    } else if (h->if_unmodified_since && precondition_date_parse(h->if_unmodified_since, &date) &&
                last_modified > date) {
         return PRECONDITION_FAILED;
     }
@@ -64,7 +64,7 @@ enum precondition_result precondition_evaluate(const struct precondition_headers
         return etag_list_matches(h->if_none_match, etag, true) ? PRECONDITION_NOT_MODIFIED
                                                                : PRECONDITION_PASS;
     }
-    if (h->if_modified_since && http_date_parse(h->if_modified_since, &date) &&
+    if (h->if_modified_since && precondition_date_parse(h->if_modified_since, &date) &&
         last_modified <= date) {
         return PRECONDITION_NOT_MODIFIED;
     }
@@ -81,7 +81,7 @@ bool precondition_if_range(const char *if_range, const char *etag, time_t last_m
         return etag_list_matches(p, etag, false) && !strchr(p, ',');
     }
     time_t date;
-    return http_date_parse(p, &date) && date == last_modified;
+    return precondition_date_parse(p, &date) && date == last_modified;
 }
 
 static int month_index(const char *name)
@@ -95,7 +95,7 @@ static int month_index(const char *name)
     return -1;
 }
 
-bool http_date_parse(const char *text, time_t *out)
+bool precondition_date_parse(const char *text, time_t *out)
 {
     struct tm tm = {0};
     char month[4] = "", zone[4] = "";
@@ -151,7 +151,7 @@ bool http_date_parse(const char *text, time_t *out)
     return *out != (time_t)-1;
 }
 
-void http_date_format(time_t t, char buf[30])
+void precondition_date_format(time_t t, char buf[30])
 {
     struct tm tm;
     if (t < 0 || !gmtime_r(&t, &tm) || tm.tm_year > 9999 - 1900) {

@@ -37,11 +37,11 @@ bool precondition_if_range(const char *if_range, const char *etag, time_t last_m
 
 /* Parses an HTTP-date in any of its three forms (IMF-fixdate, RFC 850,
  * asctime). Returns false when text is not one. */
-bool http_date_parse(const char *text, time_t *out);
+bool precondition_date_parse(const char *text, time_t *out);
 
 /* Writes an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"); buf needs 30 bytes.
  * Times gmtime cannot represent are clamped instead of crashing (the
  * darkhttpd CVE-2020-25691 lesson). */
-void http_date_format(time_t t, char buf[30]);
+void precondition_date_format(time_t t, char buf[30]);
 
 #endif

@@ -168,7 +168,7 @@ enum resolve_status resolve_open(int dir_fd, const char *rel, int *fd, struct st
         switch (*err) {
         case EACCES:
         case EPERM:
-            return RESOLVE_FORBIDDEN;
+            return RESOLVED_FORBIDDEN;
         case ENOENT:
         case ENOTDIR:
         case ELOOP:
@@ -176,25 +176,25 @@ enum resolve_status resolve_open(int dir_fd, const char *rel, int *fd, struct st
         case ENAMETOOLONG:
         case EISDIR:
         case ENXIO:
-            return RESOLVE_NOT_FOUND;
+            return RESOLVED_NOT_FOUND;
         default:
-            return RESOLVE_ERROR;
+            return RESOLVED_ERROR;
         }
     }
     if (fstat(*fd, st) != 0) {
         *err = errno;
         close(*fd);
         *fd = -1;
-        return RESOLVE_ERROR;
+        return RESOLVED_ERROR;
     }
     if (S_ISREG(st->st_mode)) {
-        return RESOLVE_FILE;
+        return RESOLVED_FILE;
     }
     if (S_ISDIR(st->st_mode)) {
-        return RESOLVE_DIRECTORY;
+        return RESOLVED_DIRECTORY;
     }
     close(*fd); /* fifos, sockets and devices are never served */
     *fd = -1;
     *err = 0;
-    return RESOLVE_NOT_FOUND;
+    return RESOLVED_NOT_FOUND;
 }

@@ -36,16 +36,18 @@ bool resolve_init(int probe_dir_fd);
  * choice. Not for production code. */
 bool resolve_force_walk_for_tests(bool walk);
 
+/* RESOLVED_, not RESOLVE_: <linux/openat2.h>'s flags (RESOLVE_BENEATH, ...)
+ * own that prefix, and resolve.c includes it. */
 enum resolve_status {
-    RESOLVE_FILE,      /* *fd is a regular file, *st filled */
-    RESOLVE_DIRECTORY, /* *fd is a directory, *st filled */
-    RESOLVE_NOT_FOUND, /* missing, outside the folder, a symlink escaping it, not a file */
-    RESOLVE_FORBIDDEN, /* exists but the server may not read it */
-    RESOLVE_ERROR,     /* anything else: errno is kept in *err */
+    RESOLVED_FILE,      /* *fd is a regular file, *st filled */
+    RESOLVED_DIRECTORY, /* *fd is a directory, *st filled */
+    RESOLVED_NOT_FOUND, /* missing, outside the folder, a symlink escaping it, not a file */
+    RESOLVED_FORBIDDEN, /* exists but the server may not read it */
+    RESOLVED_ERROR,     /* anything else: errno is kept in *err */
 };
 
 /* Opens rel (no leading "/", may be "" for the folder itself) beneath dir_fd,
- * read-only and close-on-exec. On RESOLVE_FILE or RESOLVE_DIRECTORY the caller
+ * read-only and close-on-exec. On RESOLVED_FILE or RESOLVED_DIRECTORY the caller
  * owns *fd and must close it; otherwise *fd is -1. */
 enum resolve_status resolve_open(int dir_fd, const char *rel, int *fd, struct stat *st, int *err);
 

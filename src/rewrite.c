@@ -371,3 +371,18 @@ char *rewrite_html(const char *html, size_t len, const struct rewrite_context *c
     }
     return finish(&o, out_len);
 }
+
+/* See rewrite.h: the prefix without its trailing slashes, checked. */
+bool rewrite_prefix_clean(const char *text, char *out, size_t size)
+{
+    size_t len = strlen(text);
+    while (len > 0 && text[len - 1] == '/') {
+        len--;
+    }
+    if (len >= size) {
+        return false;
+    }
+    memcpy(out, text, len);
+    out[len] = '\0';
+    return len == 0 || rewrite_prefix_valid(out);
+}

@@ -39,6 +39,15 @@ struct rewrite_context {
  * needs escaping in an HTML attribute or a CSS string. */
 bool rewrite_prefix_valid(const char *text);
 
+/* Room for a prefix and its NUL. */
+#define REWRITE_PREFIX_MAX 256
+
+/* A prefix as a proxy's header or the config gives it, made ready for use:
+ * trailing "/" dropped ("/article/" and "/article" are one prefix; "" and "/"
+ * are none, written as ""). True when the result fits in out (size bytes)
+ * and is none or rewrite_prefix_valid. The one place both are cleaned. */
+bool rewrite_prefix_clean(const char *text, char *out, size_t size);
+
 /* The rewritten document, NUL-terminated, its length in *out_len; NULL only
  * when memory runs out. */
 char *rewrite_html(const char *html, size_t len, const struct rewrite_context *ctx, size_t *out_len);

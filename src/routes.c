@@ -62,7 +62,7 @@ bool routes_open(struct routes *r, const struct config *c, char *err, size_t err
         }
         route->prefix = strdup(cr->prefix);
         route->prefix_len = strlen(cr->prefix);
-        route->is_fragments = strcmp(cr->prefix, "/fragments/") == 0;
+        route->is_fragments = cr->fragments;
         r->count++;
         if (!route->prefix) {
             snprintf(err, err_size, "out of memory");

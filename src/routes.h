@@ -28,7 +28,7 @@ struct route {
     int dir_fd;        /* the number never changes; what it names may (routes_check) */
     _Atomic int64_t checked_ms; /* CLOCK_MONOTONIC ms of the last look at configured */
     atomic_bool gone;  /* configured names no folder: every address is a 404 */
-    bool is_fragments; /* "/fragments/": HTML here is fetched by script, never a document */
+    bool is_fragments; /* marked in [routes] (/fragments/ always): HTML here is fetched by script, never a page */
 };
 
 struct routes {

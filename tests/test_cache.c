@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "body.h"
 #include "cache.h"
@@ -81,10 +82,133 @@ static void test_budget_evicts_least_recent(void **state)
     assert_non_null(f9);
     body_unref(f9);
 
-    struct body *big = body_create(1001); /* over an eighth of the budget */
-    cache_put(c, "/big", "gzip", &v1, big, cache_generation(c));
+    struct body *big = body_create(4001); /* over half the budget */
+    assert_false(cache_can_keep(c, big->len));
+    assert_false(cache_put(c, "/big", "gzip", &v1, big, cache_generation(c)));
     assert_null(cache_get(c, "/big", "gzip", &v1));
     body_unref(big);
+    cache_destroy(c);
+}
+
+static void test_big_body_is_kept_in_a_memfd(void **state)
+{
+    /* Over an eighth of the budget, up to half: kept, out of the heap. */
+    struct cache *c = cache_create(8000);
+    struct body *big = body_create(3000);
+    memset(big->data, 'z', 3000);
+    assert_true(cache_put(c, "/big", "gzip", &v1, big, cache_generation(c)));
+    body_unref(big);
+    struct body *got = cache_get(c, "/big", "gzip", &v1);
+    assert_non_null(got);
+    assert_true(got->fd >= 0);
+    assert_int_equal(got->len, 3000);
+    char bytes[3001];
+    assert_int_equal(pread(got->fd, bytes, sizeof(bytes), 0), 3000);
+    assert_int_equal(bytes[0], 'z');
+    assert_int_equal(bytes[2999], 'z');
+    assert_true(write(got->fd, "x", 1) < 0); /* sealed: what is in flight stays as it was */
+    body_unref(got);
+    struct body *small = body_create(10);
+    memset(small->data, 's', 10);
+    cache_put(c, "/small", "gzip", &v1, small, cache_generation(c));
+    body_unref(small);
+    small = cache_get(c, "/small", "gzip", &v1);
+    assert_int_equal(small->fd, -1);
+    body_unref(small);
+    cache_destroy(c);
+}
+
+static void test_memfds_are_capped(void **state)
+{
+    /* Bodies sent by sendfile from a memfd each hold a descriptor: only so many. */
+    struct cache *c = cache_create(256 << 20);
+    struct body *b = body_create(CACHE_HEAP_MAX_BYTES + 1);
+    memset(b->data, 'm', b->len);
+    char name[32];
+    for (int i = 0; i < CACHE_MEMFDS_MAX + 50; i++) {
+        snprintf(name, sizeof(name), "/m/%d", i);
+        assert_true(cache_put(c, name, "gzip", &v1, b, cache_generation(c)));
+    }
+    size_t memfds = 0, kept = 0;
+    for (int i = 0; i < CACHE_MEMFDS_MAX + 50; i++) {
+        snprintf(name, sizeof(name), "/m/%d", i);
+        struct body *got = cache_get(c, name, "gzip", &v1);
+        assert_non_null(got);
+        kept++;
+        memfds += got->fd >= 0;
+        body_unref(got);
+    }
+    assert_int_equal(kept, CACHE_MEMFDS_MAX + 50);
+    assert_int_equal(memfds, CACHE_MEMFDS_MAX);
+    cache_clear(c); /* and they come back when entries go */
+    assert_true(cache_put(c, "/m/again", "gzip", &v1, b, cache_generation(c)));
+    struct body *got = cache_get(c, "/m/again", "gzip", &v1);
+    assert_true(got->fd >= 0);
+    body_unref(got);
+    body_unref(b);
+    cache_destroy(c);
+}
+
+static void test_cost_counts_keys_and_overhead(void **state)
+{
+    /* A flood of long keys with one-byte bodies: the budget holds. */
+    const size_t budget = 64 << 10;
+    struct cache *c = cache_create(budget);
+    char path[64], variant[300];
+    memset(variant, 'p', sizeof(variant) - 1);
+    variant[sizeof(variant) - 1] = '\0';
+    size_t kept = 0;
+    for (int i = 0; i < 5000; i++) {
+        snprintf(path, sizeof(path), "/w/%d.html", i);
+        struct body *b = text("x");
+        cache_put(c, path, variant, &v1, b, cache_generation(c));
+        body_unref(b);
+        assert_true(cache_bytes(c) <= budget);
+    }
+    for (int i = 0; i < 5000; i++) {
+        snprintf(path, sizeof(path), "/w/%d.html", i);
+        struct body *b = cache_get(c, path, variant, &v1);
+        kept += b != NULL;
+        body_unref(b);
+    }
+    /* Each entry costs its key and bookkeeping too, far more than its byte. */
+    assert_true(kept > 0);
+    assert_true(kept * (sizeof(variant) + 1) <= budget);
+    cache_destroy(c);
+}
+
+static void test_variants_per_path_are_capped(void **state)
+{
+    struct cache *c = cache_create(64 << 20);
+    struct body *b = text("page");
+    cache_put(c, "/w/a.html", "gzip", &v1, b, cache_generation(c));
+    char variant[64];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(variant, sizeof(variant), "t:0:0:0:/p%d", i);
+        cache_put(c, "/w/a.html", variant, &v1, b, cache_generation(c));
+        if (i % 10 == 0) { /* in use all along: never the one to go */
+            body_unref(cache_get(c, "/w/a.html", "gzip", &v1));
+        }
+    }
+    cache_put(c, "/w/other.html", "gzip", &v1, b, cache_generation(c));
+    body_unref(b);
+    size_t found = 0;
+    for (int i = 0; i < 1000; i++) {
+        snprintf(variant, sizeof(variant), "t:0:0:0:/p%d", i);
+        struct body *got = cache_get(c, "/w/a.html", variant, &v1);
+        found += got != NULL;
+        body_unref(got);
+    }
+    assert_int_equal(found, CACHE_VARIANTS_PER_PATH - 1);
+    struct body *got = cache_get(c, "/w/a.html", "t:0:0:0:/p999", &v1); /* the newest stays */
+    assert_non_null(got);
+    body_unref(got);
+    got = cache_get(c, "/w/a.html", "gzip", &v1);
+    assert_non_null(got);
+    body_unref(got);
+    got = cache_get(c, "/w/other.html", "gzip", &v1); /* another path is not affected */
+    assert_non_null(got);
+    body_unref(got);
     cache_destroy(c);
 }
 
@@ -109,7 +233,8 @@ static void test_replace_same_key(void **state)
     cache_put(c, "/a", "gzip", &v2, b, cache_generation(c));
     body_unref(a);
     body_unref(b);
-    assert_int_equal(cache_bytes(c), 5);
+    size_t one = cache_bytes(c); /* one entry: its 5 bytes, key and bookkeeping */
+    assert_true(one > 5 && one < 5 + 256);
     struct body *got = cache_get(c, "/a", "gzip", &v2);
     assert_non_null(got);
     assert_memory_equal(got->data, "newer", 5);
@@ -167,6 +292,10 @@ int main(void)
         cmocka_unit_test(test_replace_same_key),
         cmocka_unit_test(test_put_after_invalidation_is_dropped),
         cmocka_unit_test(test_many_entries_grow_table),
+        cmocka_unit_test(test_big_body_is_kept_in_a_memfd),
+        cmocka_unit_test(test_cost_counts_keys_and_overhead),
+        cmocka_unit_test(test_memfds_are_capped),
+        cmocka_unit_test(test_variants_per_path_are_capped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

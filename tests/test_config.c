@@ -123,6 +123,39 @@ static void test_ini(void **state)
     config_finish(&c);
 }
 
+static void test_fragments_route_mark(void **state)
+{
+    /* Fragment behaviour follows a mark on the route, not its name. */
+    struct config c;
+    config_init(&c);
+    char err[256];
+    assert_true(config_apply_ini(&c,
+                                 "[routes]\n/parts/ = parts, fragments\n/more/ = more ,  fragments\n"
+                                 "/odd/ = a, b\n/fragments/ = elsewhere\n",
+                                 err, sizeof(err)));
+    const struct {
+        const char *prefix, *dir;
+        bool fragments;
+    } want[] = {
+        {"/", "www", false}, {"/assets/", "assets", false}, {"/parts/", "parts", true},
+        {"/more/", "more", true}, {"/odd/", "a, b", false}, {"/fragments/", "elsewhere", true},
+    };
+    for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
+        bool found = false;
+        for (size_t i = 0; i < c.route_count; i++) {
+            if (strcmp(c.routes[i].prefix, want[w].prefix) == 0) {
+                found = true;
+                assert_string_equal(c.routes[i].dir, want[w].dir);
+                if (c.routes[i].fragments != want[w].fragments) {
+                    fail_msg("%s: fragments %d", want[w].prefix, c.routes[i].fragments);
+                }
+            }
+        }
+        assert_true(found);
+    }
+    config_finish(&c);
+}
+
 static const struct {
     const char *text, *error;
 } bad_ini[] = {
@@ -238,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_set_table),
         cmocka_unit_test(test_base_path_is_tidied),
         cmocka_unit_test(test_ini),
+        cmocka_unit_test(test_fragments_route_mark),
         cmocka_unit_test(test_bad_ini),
         cmocka_unit_test(test_layers),
         cmocka_unit_test(test_load_failures),

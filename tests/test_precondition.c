@@ -61,24 +61,24 @@ static void test_if_range(void **state)
 static void test_dates(void **state)
 {
     time_t t;
-    assert_true(http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT", &t));
+    assert_true(precondition_date_parse("Sun, 06 Nov 1994 08:49:37 GMT", &t));
     assert_int_equal(t, T);
-    assert_true(http_date_parse("Sunday, 06-Nov-94 08:49:37 GMT", &t));
+    assert_true(precondition_date_parse("Sunday, 06-Nov-94 08:49:37 GMT", &t));
     assert_int_equal(t, T);
-    assert_true(http_date_parse("Sun Nov  6 08:49:37 1994", &t));
+    assert_true(precondition_date_parse("Sun Nov  6 08:49:37 1994", &t));
     assert_int_equal(t, T);
-    assert_false(http_date_parse("Sun, 06 Nov 1994 08:49:37 PST", &t));
-    assert_false(http_date_parse("Sun, 06 Foo 1994 08:49:37 GMT", &t));
-    assert_false(http_date_parse("Sun, 06 Nov 1994 25:49:37 GMT", &t));
-    assert_false(http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT trailing", &t));
-    assert_false(http_date_parse("", &t));
+    assert_false(precondition_date_parse("Sun, 06 Nov 1994 08:49:37 PST", &t));
+    assert_false(precondition_date_parse("Sun, 06 Foo 1994 08:49:37 GMT", &t));
+    assert_false(precondition_date_parse("Sun, 06 Nov 1994 25:49:37 GMT", &t));
+    assert_false(precondition_date_parse("Sun, 06 Nov 1994 08:49:37 GMT trailing", &t));
+    assert_false(precondition_date_parse("", &t));
 
     char buf[30];
-    http_date_format(T, buf);
+    precondition_date_format(T, buf);
     assert_string_equal(buf, "Sun, 06 Nov 1994 08:49:37 GMT");
-    http_date_format((time_t)1 << 62, buf); /* beyond year 9999: clamped, no crash */
+    precondition_date_format((time_t)1 << 62, buf); /* beyond year 9999: clamped, no crash */
     assert_string_equal(buf, "Thu, 01 Jan 1970 00:00:00 GMT");
-    http_date_format(-5, buf);
+    precondition_date_format(-5, buf);
     assert_string_equal(buf, "Thu, 01 Jan 1970 00:00:00 GMT");
 }
 

@@ -168,7 +168,7 @@ static void check_open(const char *rel, enum resolve_status want)
     if (got != want) {
         fail_msg("'%s': got status %d, want %d", rel, got, want);
     }
-    if (got == RESOLVE_FILE || got == RESOLVE_DIRECTORY) {
+    if (got == RESOLVED_FILE || got == RESOLVED_DIRECTORY) {
         assert_true(fd >= 0);
         close(fd);
     } else {
@@ -178,18 +178,18 @@ static void check_open(const char *rel, enum resolve_status want)
 
 static void run_open_cases(void)
 {
-    check_open("page.html", RESOLVE_FILE);
-    check_open("sub/deep.css", RESOLVE_FILE);
-    check_open("", RESOLVE_DIRECTORY);
-    check_open("sub", RESOLVE_DIRECTORY);
-    check_open("sub/", RESOLVE_DIRECTORY);
-    check_open("missing.html", RESOLVE_NOT_FOUND);
-    check_open("page.html/", RESOLVE_NOT_FOUND);
-    check_open("page.html/x", RESOLVE_NOT_FOUND);
-    check_open("escape.txt", RESOLVE_NOT_FOUND);   /* symlink out of the folder */
-    check_open("absolute.txt", RESOLVE_NOT_FOUND); /* absolute symlink */
-    check_open("parent/secret.txt", RESOLVE_NOT_FOUND);
-    check_open("fifo", RESOLVE_NOT_FOUND);         /* never blocks, never served */
+    check_open("page.html", RESOLVED_FILE);
+    check_open("sub/deep.css", RESOLVED_FILE);
+    check_open("", RESOLVED_DIRECTORY);
+    check_open("sub", RESOLVED_DIRECTORY);
+    check_open("sub/", RESOLVED_DIRECTORY);
+    check_open("missing.html", RESOLVED_NOT_FOUND);
+    check_open("page.html/", RESOLVED_NOT_FOUND);
+    check_open("page.html/x", RESOLVED_NOT_FOUND);
+    check_open("escape.txt", RESOLVED_NOT_FOUND);   /* symlink out of the folder */
+    check_open("absolute.txt", RESOLVED_NOT_FOUND); /* absolute symlink */
+    check_open("parent/secret.txt", RESOLVED_NOT_FOUND);
+    check_open("fifo", RESOLVED_NOT_FOUND);         /* never blocks, never served */
 }
 
 static void test_open_beneath(void **state)
@@ -198,8 +198,8 @@ static void test_open_beneath(void **state)
         skip(); /* covered by the walk test below; this kernel lacks openat2 */
     }
     run_open_cases();
-    check_open("inside-link.html", RESOLVE_FILE); /* symlinks inside the folder work */
-    check_open("sub-link/deep.css", RESOLVE_FILE);
+    check_open("inside-link.html", RESOLVED_FILE); /* symlinks inside the folder work */
+    check_open("sub-link/deep.css", RESOLVED_FILE);
 }
 
 static void test_open_walk_fallback(void **state)
@@ -208,7 +208,7 @@ static void test_open_walk_fallback(void **state)
     bool had_openat2 = resolve_init(tree_fd);
     resolve_force_walk_for_tests(true);
     run_open_cases();
-    check_open("inside-link.html", RESOLVE_NOT_FOUND); /* the walk follows no symlink */
+    check_open("inside-link.html", RESOLVED_NOT_FOUND); /* the walk follows no symlink */
     resolve_force_walk_for_tests(false);
     assert_int_equal(resolve_init(tree_fd), had_openat2);
 }

@@ -131,6 +131,32 @@ static void test_prefix_validity(void **state)
     }
 }
 
+static void test_prefix_clean(void **state)
+{
+    const struct {
+        const char *in, *out; /* out NULL: refused */
+    } cases[] = {
+        {"/article", "/article"}, {"/article/", "/article"}, {"/article///", "/article"},
+        {"/", ""}, {"", ""}, {"//", ""}, {"/a/b/", "/a/b"},
+        {"article", NULL}, {"/a//b", NULL}, {"/a/../b/", NULL}, {"/%2e%2e/", NULL}, {"/a b", NULL},
+    };
+    char out[REWRITE_PREFIX_MAX];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        bool ok = rewrite_prefix_clean(cases[i].in, out, sizeof(out));
+        if (ok != (cases[i].out != NULL) || (ok && strcmp(out, cases[i].out) != 0)) {
+            fail_msg("'%s' gave %s '%s'", cases[i].in, ok ? "true" : "false", out);
+        }
+    }
+    char longest[REWRITE_PREFIX_MAX + 1];
+    memset(longest, 'a', sizeof(longest));
+    longest[0] = '/';
+    longest[REWRITE_PREFIX_MAX - 1] = '\0'; /* 255 characters: fits */
+    assert_true(rewrite_prefix_clean(longest, out, sizeof(out)));
+    longest[REWRITE_PREFIX_MAX - 1] = 'a';
+    longest[REWRITE_PREFIX_MAX] = '\0'; /* 256: does not */
+    assert_false(rewrite_prefix_clean(longest, out, sizeof(out)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +164,7 @@ int main(void)
         cmocka_unit_test(test_css),
         cmocka_unit_test(test_only_our_routes),
         cmocka_unit_test(test_prefix_validity),
+        cmocka_unit_test(test_prefix_clean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

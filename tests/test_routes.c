@@ -71,6 +71,13 @@ static void test_match(void **state)
     const struct route *fragments = routes_match(&r, "/fragments/x.html", &bare);
     assert_true(fragments->is_fragments);
     assert_false(routes_match(&r, "/x", &bare)->is_fragments);
+    routes_close(&r);
+    /* The mark, not the name: a route renamed keeps it when marked. */
+    assert_true(config_apply_ini(&c, "[routes]\n/fragments/ =\n/parts/ = fragments, fragments\n", err,
+                                 sizeof(err)));
+    assert_true(routes_open(&r, &c, err, sizeof(err)));
+    assert_true(routes_match(&r, "/parts/x.html", &bare)->is_fragments);
+    assert_false(routes_match(&r, "/fragments/x.html", &bare)->is_fragments); /* "/" serves it now */
     char media[128];
     snprintf(media, sizeof(media), "%s/media", root);
     char *real = realpath(media, NULL);

@@ -4,8 +4,8 @@
  * If-None-Match, If-Modified-Since, If-Unmodified-Since, If-Range (an empty
  * or missing line is an absent header). The first 8 bytes also pick a time
  * for the date round trip. Invariants:
- *  - http_date_format of any time in [0, 253402300799] (to 9999-12-31) is 29
- *    characters and http_date_parse gives the same time back;
+ *  - precondition_date_format of any time in [0, 253402300799] (to 9999-12-31) is 29
+ *    characters and precondition_date_parse gives the same time back;
  *  - a header that parses as a date in that range formats and parses back to
  *    the same time, and names that very time: its day, month, year, hour,
  *    minute and second are the calendar fields of the result (no negative
@@ -31,11 +31,11 @@ static void check_round_trip(time_t t)
 {
     char buf[30];
     memset(buf, 'x', sizeof(buf));
-    http_date_format(t, buf);
+    precondition_date_format(t, buf);
     fuzz_check(memchr(buf, '\0', sizeof(buf)) != NULL && strlen(buf) == 29,
                "a formatted date is 29 characters");
     time_t back = -1;
-    fuzz_check(http_date_parse(buf, &back), "a formatted date parses");
+    fuzz_check(precondition_date_parse(buf, &back), "a formatted date parses");
     fuzz_check(back == t, "a formatted date parses to the same time");
 }
 
@@ -50,7 +50,7 @@ static int month_of(const char *name)
     return -1;
 }
 
-/* Reads the fields of an HTTP-date that http_date_parse accepted (by the
+/* Reads the fields of an HTTP-date that precondition_date_parse accepted (by the
  * same three shapes and field widths: this checks what the fields mean, not
  * how strictly they are spelled) and checks that t is exactly that time. */
 static void check_fields(const char *text, time_t t)
@@ -106,8 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (field[i] == NULL) {
             continue;
         }
-        bool ok = http_date_parse(field[i], &t);
-        fuzz_check(http_date_parse(field[i], &t2) == ok && (!ok || t == t2), "date parse is deterministic");
+        bool ok = precondition_date_parse(field[i], &t);
+        fuzz_check(precondition_date_parse(field[i], &t2) == ok && (!ok || t == t2), "date parse is deterministic");
         if (ok) {
             check_fields(field[i], t);
         }
@@ -137,17 +137,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_check(precondition_if_range(NULL, etag, last_modified), "no If-Range allows the range");
     fuzz_check(precondition_if_range(etag, etag, last_modified), "the etag allows the range");
     char lm[30];
-    http_date_format(last_modified, lm);
+    precondition_date_format(last_modified, lm);
     fuzz_check(precondition_if_range(lm, etag, last_modified), "last-modified allows the range");
     time_t t;
     const char *q = if_range != NULL ? if_range + strspn(if_range, " \t") : NULL;
-    if (q != NULL && http_date_parse(q, &t)) {
+    if (q != NULL && precondition_date_parse(q, &t)) {
         if (*q != '"' && strncmp(q, "W/", 2) != 0) {
             fuzz_check(allowed == (t == last_modified), "a date If-Range allows exactly last-modified");
         }
     }
     if (allowed && if_range != NULL) {
-        fuzz_check(strchr(if_range, ',') == NULL || http_date_parse(q, &t),
+        fuzz_check(strchr(if_range, ',') == NULL || precondition_date_parse(q, &t),
                    "an etag list never allows a range");
     }
     free(text);

@@ -1,0 +1,455 @@
+#include "entry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "body.h"
+#include "cache.h"
+#include "gzip.h"
+#include "html.h"
+#include "livereload.h"
+#include "mime.h"
+#include "resolve.h"
+#include "rewrite.h"
+#include "routes.h"
+
+/* Files up to this size are kept in memory and sent with their headers in one
+ * write: libmicrohttpd 0.9.75 sends headers and a sendfile body apart (two
+ * syscalls, two packets), which costs small files a quarter of their speed
+ * (bench/README.md). */
+#define SMALL_FILE_BYTES (16u << 10)
+/* Bodies below this are not worth a gzip header and a Vary-split cache. */
+#define GZIP_MIN_BYTES 512
+/* Files above this are sent as they are rather than read into memory. */
+#define GZIP_MAX_BYTES (32u << 20)
+#define DOCUMENT_MAX_BYTES (16u << 20)
+#define KEY_MAX (2 * PATH_MAX)
+
+/* Variant names, the second half of a cache key. A transform's name holds
+ * everything its bytes depend on: "t:<inject>:<depth>:<rewrite depth>:<prefix>",
+ * and ":gzip" after it for its compressed form. */
+#define VARIANT_MIME "mime"
+#define VARIANT_IDENTITY "identity"
+#define VARIANT_GZIP "gzip"
+
+/* What a page or stylesheet needs before it is sent: the proxy prefix put
+ * into its references (rewrite.c) and, for pages, the live-reload client. */
+struct transform {
+    const char *snippet; /* NULL: nothing injected */
+    bool css;
+    struct rewrite_context rewrite; /* .prefix NULL: nothing rewritten */
+};
+
+/* One call's working state: the file, its key and identity, and the
+ * representation being chosen. */
+struct lookup {
+    const struct entry_server *s;
+    char key[KEY_MAX];
+    struct file_id id;
+    struct entry_rep *rep;
+};
+
+/* Builds a variant's body from the lookup; NULL when it is not worth having. */
+typedef struct body *builder(struct lookup *l, const void *arg);
+
+/* The cache key: see entry.h. A folder "/" adds no second slash. */
+bool entry_key(const char *dir, const char *rel, char *out, size_t size)
+{
+    size_t dir_len = strlen(dir);
+    while (dir_len > 0 && dir[dir_len - 1] == '/') {
+        dir_len--;
+    }
+    int n = snprintf(out, size, "%.*s/%s", (int)dir_len, dir, rel);
+    return n >= 0 && (size_t)n < size;
+}
+
+/* Reads size bytes of fd from offset 0 into a new body; NULL on error. A file
+ * cut short while read gives the bytes it had (the watcher sends the rest). */
+static struct body *read_whole(int fd, uint64_t size)
+{
+    struct body *b = body_create((size_t)size);
+    for (size_t off = 0; b && off < size;) {
+        ssize_t n = pread(fd, b->data + off, (size_t)size - off, (off_t)off);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            b->len = off;
+            break;
+        }
+        off += (size_t)n;
+    }
+    return b;
+}
+
+/* A new reference to b's bytes in memory: b itself, or a copy of its memfd. */
+static struct body *in_memory(struct body *b)
+{
+    return b->fd < 0 ? body_ref(b) : read_whole(b->fd, b->len);
+}
+
+/* The current bytes of the representation in memory: its body, or the file. */
+static struct body *current_bytes(struct lookup *l)
+{
+    return l->rep->body ? in_memory(l->rep->body) : read_whole(l->rep->fd, l->rep->size);
+}
+
+/* The cached body of variant, or a new one from build, kept if the cache can.
+ * *kept says whether a later request will find it. */
+static struct body *derive(struct lookup *l, const char *variant, builder *build, const void *arg,
+                           bool *kept)
+{
+    struct cache *c = l->s->cache;
+    uint64_t generation = cache_generation(c);
+    struct body *b = cache_get(c, l->key, variant, &l->id);
+    *kept = b != NULL;
+    if (!b && (b = build(l, arg)) != NULL) {
+        *kept = cache_put(c, l->key, variant, &l->id, b, generation);
+    }
+    return b;
+}
+
+/* The representation's bytes with the prefix and the client put in. */
+static struct body *build_transformed(struct lookup *l, const void *arg)
+{
+    const struct transform *t = arg;
+    if (l->rep->size > DOCUMENT_MAX_BYTES) {
+        return NULL;
+    }
+    struct body *file = current_bytes(l);
+    if (!file) {
+        return NULL;
+    }
+    char *text = (char *)file->data, *rewritten = NULL, *injected = NULL;
+    size_t len = file->len;
+    if (t->rewrite.prefix) {
+        rewritten = t->css ? rewrite_css(text, len, &t->rewrite, &len)
+                           : rewrite_html(text, len, &t->rewrite, &len);
+        text = rewritten;
+    }
+    if (text && t->snippet) {
+        injected = html_inject(text, len, t->snippet, &len);
+        text = injected;
+    }
+    struct body *b = text ? body_from(text, len) : NULL;
+    free(rewritten);
+    free(injected);
+    body_unref(file);
+    return b;
+}
+
+/* The file's bytes, for a small file sent with its headers. */
+static struct body *build_identity(struct lookup *l, const void *unused)
+{
+    return read_whole(l->rep->fd, l->rep->size);
+}
+
+/* The representation compressed; an empty body is the answer "identity is
+ * as good", so a file that does not shrink is not compressed again. */
+static struct body *build_gzip(struct lookup *l, const void *unused)
+{
+    if (l->rep->size > GZIP_MAX_BYTES) {
+        return NULL;
+    }
+    struct body *plain = current_bytes(l);
+    if (!plain) {
+        return NULL;
+    }
+    struct body *gz = gzip_compress(plain->data, plain->len, l->s->gzip_level);
+    body_unref(plain);
+    return gz ? gz : body_create(0);
+}
+
+/* libmagic's type for the file, as a NUL-terminated body. */
+static struct body *build_mime(struct lookup *l, const void *unused)
+{
+    char *type = mime_sniff(l->rep->fd);
+    struct body *b = type ? body_from(type, strlen(type) + 1) : NULL;
+    free(type);
+    return b;
+}
+
+/* Content-Type: the extension table first, libmagic (once per version) else. */
+static void choose_type(struct lookup *l, const char *rel)
+{
+    struct entry_rep *rep = l->rep;
+    const struct mime_type *known = mime_from_extension(rel);
+    if (known) {
+        rep->type = known->name;
+        rep->compressible = known->compressible;
+        return;
+    }
+    bool kept;
+    rep->type_holder = derive(l, VARIANT_MIME, build_mime, NULL, &kept);
+    if (rep->type_holder && rep->type_holder->fd >= 0) { /* a type is never that big */
+        body_unref(rep->type_holder);
+        rep->type_holder = NULL;
+    }
+    rep->type = rep->type_holder ? (const char *)rep->type_holder->data : "application/octet-stream";
+    rep->compressible = mime_is_compressible(rep->type);
+}
+
+/* Makes body the representation's bytes (taking the reference). */
+static void take_body(struct entry_rep *rep, struct body *b)
+{
+    body_unref(rep->body);
+    rep->body = b;
+    rep->size = b->len;
+}
+
+/* The gzip form of the representation under variant, or NULL when identity
+ * is the answer: it does not shrink, or it is too big to keep and would be
+ * compressed again on every request (an empty body remembers that). */
+static struct body *gzip_variant(struct lookup *l, const char *variant)
+{
+    uint64_t generation = cache_generation(l->s->cache);
+    bool kept;
+    struct body *gz = derive(l, variant, build_gzip, NULL, &kept);
+    if (gz && !kept) {
+        body_unref(gz);
+        gz = body_create(0);
+        if (gz) {
+            cache_put(l->s->cache, l->key, variant, &l->id, gz, generation);
+        }
+    }
+    if (gz && gz->len == 0) {
+        body_unref(gz);
+        gz = NULL;
+    }
+    return gz;
+}
+
+/* A fresh "name.gz" beside the file, compressed ahead of time, is used as is:
+ * only when at least as new as the original (PEERS.md theme F). Its own
+ * identity names the ETag. Whatever it opens is closed unless used. */
+static bool use_sidecar(struct lookup *l, const struct route *route, const char *rel,
+                        struct file_id *sidecar_id)
+{
+    char name[PATH_MAX];
+    if ((size_t)snprintf(name, sizeof(name), "%s.gz", rel) >= sizeof(name)) {
+        return false;
+    }
+    int fd, err;
+    struct stat st;
+    enum resolve_status status = resolve_open(route->dir_fd, name, &fd, &st, &err);
+    if (status != RESOLVED_FILE) {
+        if (fd >= 0) { /* a folder called name.gz */
+            close(fd);
+        }
+        return false;
+    }
+    file_id_from_stat(sidecar_id, &st);
+    if (sidecar_id->mtime_ns < l->id.mtime_ns) {
+        close(fd);
+        return false;
+    }
+    close(l->rep->fd);
+    l->rep->fd = fd;
+    l->rep->size = (uint64_t)st.st_size;
+    l->rep->gzip = true;
+    return true;
+}
+
+/* Strong ETag (RFC 9110 8.8.3) of one version of one file plus the
+ * variant's tag: the only place its format is written. */
+static void etag_format(struct entry_rep *rep, const struct file_id *id, const char *tag)
+{
+    snprintf(rep->etag, sizeof(rep->etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "%s\"", id->ino,
+             id->size, (uint64_t)id->mtime_ns, tag);
+}
+
+/* Fills t and its variant name when this client needs the bytes changed:
+ * the client goes into pages, never into fragments; the prefix into the
+ * references of pages, fragments and stylesheets. */
+static bool plan_transform(const struct lookup *l, const struct route *route,
+                           const struct entry_facts *f, struct transform *t, char *snippet,
+                           size_t snippet_size, char *variant, size_t variant_size)
+{
+    bool html = strncmp(l->rep->type, "text/html", 9) == 0;
+    bool css = strncmp(l->rep->type, "text/css", 8) == 0;
+    bool page = html && f->document;
+    bool inject = l->s->live_reload && page;
+    bool rewrite = f->prefix && (html || css);
+    if (!inject && !rewrite) {
+        return false;
+    }
+    size_t depth = livereload_script_tag(f->target, snippet, snippet_size); /* a "../" per folder */
+    *t = (struct transform){
+        .snippet = inject ? snippet : NULL,
+        .css = css,
+        .rewrite = {
+            .prefix = rewrite ? f->prefix : NULL,
+            /* A fragment's references resolve against the page that fetched
+             * it as fragments/<name>.html, one folder up. */
+            .depth = depth - (route->is_fragments && !page && depth > 0),
+            .is_ours = l->s->is_ours,
+            .arg = l->s->is_ours_arg,
+        },
+    };
+    int n = snprintf(variant, variant_size, "t:%d:%zu:%zu:%s", inject, depth, t->rewrite.depth,
+                     t->rewrite.prefix ? t->rewrite.prefix : "");
+    return n > 0 && (size_t)n < variant_size - strlen(":" VARIANT_GZIP);
+}
+
+/* A short, stable tag for a variant's name, for its ETag. */
+static uint32_t fnv1a32(const char *text)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = text; *p; p++) {
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    }
+    return h;
+}
+
+/* The transformed page or stylesheet, gzipped when the client takes it; the
+ * file as it is when the transform cannot be made (too big, no memory). */
+static void choose_transformed(struct lookup *l, const struct entry_facts *f,
+                               const struct transform *t, char *variant)
+{
+    bool kept;
+    struct body *doc = derive(l, variant, build_transformed, t, &kept);
+    if (!doc) {
+        etag_format(l->rep, &l->id, "");
+        return;
+    }
+    take_body(l->rep, doc);
+    char tag[32];
+    snprintf(tag, sizeof(tag), "-t%08" PRIx32, fnv1a32(variant));
+    if (f->accepts_gzip && l->rep->size >= GZIP_MIN_BYTES) {
+        strcat(variant, ":" VARIANT_GZIP);
+        struct body *gz = gzip_variant(l, variant);
+        if (gz) {
+            take_body(l->rep, gz);
+            l->rep->gzip = true;
+            strcat(tag, "-gz");
+        }
+    }
+    etag_format(l->rep, &l->id, tag);
+}
+
+/* The file itself: its gzip form (a sidecar, or compressed once) when the
+ * client takes it, its bytes in memory when it is small. */
+static void choose_plain(struct lookup *l, const struct route *route, const char *rel,
+                         const struct entry_facts *f)
+{
+    struct entry_rep *rep = l->rep;
+    struct file_id sidecar;
+    const char *tag = "";
+    if (f->accepts_gzip && rep->size >= GZIP_MIN_BYTES) {
+        struct body *gz = cache_get(l->s->cache, l->key, VARIANT_GZIP, &l->id);
+        if (!gz && use_sidecar(l, route, rel, &sidecar)) {
+            etag_format(rep, &sidecar, "-gzs");
+            return;
+        }
+        if (gz && gz->len == 0) {
+            body_unref(gz);
+            gz = NULL;
+        } else if (!gz) {
+            gz = gzip_variant(l, VARIANT_GZIP);
+        }
+        if (gz) {
+            take_body(rep, gz);
+            rep->gzip = true;
+            tag = "-gz";
+        }
+    }
+    etag_format(rep, &l->id, tag);
+    if (!rep->body && rep->size > 0 && rep->size <= SMALL_FILE_BYTES) {
+        bool kept;
+        struct body *b = derive(l, VARIANT_IDENTITY, build_identity, NULL, &kept);
+        if (b) {
+            take_body(rep, b); /* its length, should the file have been cut short */
+        }
+    }
+}
+
+/* Moves the bytes into their final place: a memfd body becomes an fd of
+ * its own to sendfile from; a body in memory needs the file no longer. */
+static bool settle(struct entry_rep *rep)
+{
+    if (!rep->body) {
+        return true;
+    }
+    if (rep->fd >= 0) {
+        close(rep->fd);
+        rep->fd = -1;
+    }
+    if (rep->body->fd >= 0) {
+        rep->fd = fcntl(rep->body->fd, F_DUPFD_CLOEXEC, 0);
+        body_unref(rep->body);
+        rep->body = NULL;
+        return rep->fd >= 0;
+    }
+    return true;
+}
+
+/* See entry.h. */
+bool entry_represent(const struct entry_server *s, const struct route *route, const char *rel,
+                     int fd, const struct stat *st, const struct entry_facts *f,
+                     struct entry_rep *rep)
+{
+    *rep = (struct entry_rep){.fd = fd, .size = (uint64_t)st->st_size, .mtime = st->st_mtim.tv_sec};
+    struct lookup l = {.s = s, .rep = rep};
+    file_id_from_stat(&l.id, st);
+    if (!entry_key(route->dir, rel, l.key, sizeof(l.key))) {
+        rep->type = "application/octet-stream";
+        etag_format(rep, &l.id, "");
+        return true;
+    }
+    choose_type(&l, rel);
+    /* Ranges index the representation as stored, so a Range gets identity. */
+    struct entry_facts facts = *f;
+    facts.accepts_gzip = f->accepts_gzip && rep->compressible && !f->has_range;
+    char snippet[3 * PATH_MAX / 2 + 64], variant[PATH_MAX];
+    struct transform t;
+    if (plan_transform(&l, route, &facts, &t, snippet, sizeof(snippet), variant, sizeof(variant))) {
+        choose_transformed(&l, &facts, &t, variant);
+    } else {
+        choose_plain(&l, route, rel, &facts);
+    }
+    if (!settle(rep)) {
+        entry_rep_release(rep);
+        return false;
+    }
+    return true;
+}
+
+/* See entry.h: one more lookup, of 404.html beneath the root route. */
+bool entry_not_found(const struct entry_server *s, const struct route *root,
+                     const struct entry_facts *f, struct entry_rep *rep)
+{
+    int fd, err;
+    struct stat st;
+    if (!root) {
+        return false;
+    }
+    if (resolve_open(root->dir_fd, "404.html", &fd, &st, &err) != RESOLVED_FILE) {
+        if (fd >= 0) { /* a folder called 404.html */
+            close(fd);
+        }
+        return false;
+    }
+    struct entry_facts facts = *f;
+    facts.accepts_gzip = false;
+    facts.has_range = false;
+    return entry_represent(s, root, "404.html", fd, &st, &facts, rep);
+}
+
+/* See entry.h. */
+void entry_rep_release(struct entry_rep *rep)
+{
+    body_unref(rep->body);
+    body_unref(rep->type_holder);
+    if (rep->fd >= 0) {
+        close(rep->fd);
+    }
+    rep->body = rep->type_holder = NULL;
+    rep->fd = -1;
+    rep->type = "application/octet-stream";
+}

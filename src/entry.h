@@ -1,0 +1,91 @@
+/* entry: which bytes answer this file, for this kind of client.
+ *
+ * http.c reads a few plain facts from a request (does it accept gzip, did it
+ * send a Range, the proxy prefix, whether the browser loads it as a page, the
+ * target as sent) and opens the file; entry_represent turns those and the
+ * open file into one representation: its type, whether it varies by
+ * Accept-Encoding, its strong ETag, its size, gzip or not, and its bytes,
+ * either in memory or as a descriptor to sendfile from.
+ *
+ * This module owns every decision between the two: the variant keys and the
+ * ETag format (one place each), gzip sidecars ("name.gz", used when at least
+ * as new), the transforms (the proxy prefix put into references, rewrite.c;
+ * the live-reload client put into pages, html.c), the small-file copy, and
+ * the cache key (entry_key), which livereload's invalidation uses too, so a
+ * change always drops what a request would find.
+ *
+ * What is derived (a type libmagic sniffed, a compressed or rewritten body, a
+ * small file's bytes) is made once per file version and kept in cache.c. A
+ * body too big for the cache to keep is never rebuilt per request: a gzip
+ * variant falls back to identity (remembered as an empty body), a transform
+ * is kept in a memfd up to half of the cache. Thread-safe: the cache is, the
+ * rest is per call. Nothing here knows libmicrohttpd.
+ */
+#ifndef FOLIO_ENTRY_H
+#define FOLIO_ENTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+struct body;
+struct cache;
+struct route;
+
+/* What is fixed for the server's life. */
+struct entry_server {
+    struct cache *cache;
+    bool live_reload; /* pages get the live-reload client */
+    int gzip_level;
+    /* Whether an absolute path is the article's (rewrite.h); NULL: all are. */
+    bool (*is_ours)(void *arg, const char *path, size_t len);
+    void *is_ours_arg;
+};
+
+/* What http.c reads from the request, and all entry needs of it. */
+struct entry_facts {
+    bool accepts_gzip;  /* Accept-Encoding gives gzip a q-value above 0 */
+    bool has_range;     /* a Range came: the file's own bytes, so offsets mean what they say */
+    bool document;      /* the browser loads it as a page (Sec-Fetch-Dest, the route) */
+    const char *prefix; /* the proxy's path prefix ("/article"), or NULL */
+    const char *target; /* the target as sent: its folders set the client's src and the rewrite depth */
+};
+
+/* One representation. Exactly one of body and fd carries the bytes (fd may
+ * be the only one for an empty file). Release with entry_rep_release. */
+struct entry_rep {
+    const char *type;  /* Content-Type value; lives as long as rep */
+    bool compressible; /* its bytes vary by Accept-Encoding (Vary) */
+    bool gzip;         /* Content-Encoding: gzip */
+    struct body *body; /* in memory, one reference owned; NULL: send fd */
+    int fd;            /* owned, -1 when body holds the bytes */
+    uint64_t size;
+    time_t mtime; /* Last-Modified */
+    char etag[80];
+    struct body *type_holder; /* keeps a sniffed type alive */
+};
+
+/* Chooses the representation of the open regular file fd (st its fstat),
+ * found at rel beneath route, for a client with facts f. Takes fd: it ends
+ * in rep->fd or is closed. Returns false (rep released) only when a
+ * descriptor cannot be had: a 503. */
+bool entry_represent(const struct entry_server *s, const struct route *route, const char *rel,
+                     int fd, const struct stat *st, const struct entry_facts *f,
+                     struct entry_rep *rep);
+
+/* The article's own 404 page (404.html in root, the "/" route; may be NULL)
+ * prepared like any page for the address that was not found, identity only.
+ * False when there is none (or it is not a regular file). */
+bool entry_not_found(const struct entry_server *s, const struct route *root,
+                     const struct entry_facts *f, struct entry_rep *rep);
+
+/* Closes and drops what rep still holds; accepts a released rep. */
+void entry_rep_release(struct entry_rep *rep);
+
+/* The cache key of rel (no leading "/") beneath folder dir: "dir/rel" with
+ * one "/" between. False when it does not fit in size. */
+bool entry_key(const char *dir, const char *rel, char *out, size_t size);
+
+#endif

@@ -1,0 +1,418 @@
+/* entry: every combination of gzip × prefix × injection × sidecar × small
+ * file × Range gives the representation the rules say, the same one twice
+ * (the second from the cache); the ETag names it; nothing leaks a
+ * descriptor; big bodies are made once; the key is the one livereload uses.
+ * Real files in a temporary folder, no libmicrohttpd. */
+#include "cmocka_prelude.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "body.h"
+#include "cache.h"
+#include "entry.h"
+#include "resolve.h"
+#include "routes.h"
+
+struct fixture {
+    char dir[64];
+    struct route route;
+    struct cache *cache;
+};
+
+static void put_file(const struct fixture *fx, const char *rel, const char *text, size_t len,
+                     long mtime)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", fx->dir, rel);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    fclose(f);
+    struct timeval times[2] = {{mtime, 0}, {mtime, 0}};
+    assert_int_equal(utimes(path, times), 0);
+}
+
+/* An HTML page of about size bytes with one absolute and one relative reference. */
+static char *page_text(size_t size, const char *marker)
+{
+    char *text = malloc(size + 256);
+    int n = sprintf(text, "<!doctype html><head><title>%s</title></head><body>"
+                          "<img src=\"/assets/a.png\" alt=a><img src=\"b.png\" alt=b>\n", marker);
+    while ((size_t)n < size) {
+        n += sprintf(text + n, "<p>The pipeline bubble is (p - 1) / (m + p - 1).</p>\n");
+    }
+    strcpy(text + n, "</body>\n");
+    return text;
+}
+
+/* Gzip data of the text, a sidecar compressed ahead of time. */
+static void put_gzip(const struct fixture *fx, const char *rel, const char *text, long mtime)
+{
+    uLong bound = compressBound(strlen(text)) + 32;
+    unsigned char *out = malloc(bound);
+    z_stream zs = {0};
+    assert_int_equal(deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    zs.next_in = (Bytef *)(uintptr_t)text;
+    zs.avail_in = (uInt)strlen(text);
+    zs.next_out = out;
+    zs.avail_out = (uInt)bound;
+    assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    put_file(fx, rel, (const char *)out, zs.total_out, mtime);
+    deflateEnd(&zs);
+    free(out);
+}
+
+static int setup(void **state)
+{
+    struct fixture *fx = calloc(1, sizeof(*fx));
+    strcpy(fx->dir, "/tmp/folio-entry-XXXXXX");
+    assert_non_null(mkdtemp(fx->dir));
+    fx->route = (struct route){.prefix = "/", .prefix_len = 1, .dir = fx->dir};
+    fx->route.dir_fd = open(fx->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fx->route.dir_fd >= 0);
+    resolve_init(fx->route.dir_fd);
+    const char *names[] = {"small", "big", "side-small", "side-big"};
+    for (size_t i = 0; i < 4; i++) {
+        char rel[64];
+        char *text = page_text(strstr(names[i], "big") ? 40000 : 4000, names[i]);
+        snprintf(rel, sizeof(rel), "%s.html", names[i]);
+        put_file(fx, rel, text, strlen(text), 1000000);
+        if (strncmp(names[i], "side", 4) == 0) {
+            snprintf(rel, sizeof(rel), "%s.html.gz", names[i]);
+            put_gzip(fx, rel, "SIDECAR", 1000010); /* newer than its file: used */
+        }
+        free(text);
+    }
+    fx->cache = cache_create(64 << 20);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *fx = *state;
+    cache_destroy(fx->cache);
+    close(fx->route.dir_fd);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
+    assert_int_equal(system(cmd), 0);
+    free(fx);
+    return 0;
+}
+
+static size_t open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    size_t n = 0;
+    while (readdir(d)) {
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The bytes rep stands for, decoded when gzipped; malloc'd, NUL-terminated. */
+static char *rep_text(const struct entry_rep *rep)
+{
+    unsigned char *raw = malloc(rep->size + 1);
+    if (rep->body) {
+        assert_int_equal(rep->body->fd, -1);
+        memcpy(raw, rep->body->data, rep->size);
+    } else {
+        assert_true(rep->fd >= 0);
+        assert_int_equal(pread(rep->fd, raw, rep->size, 0), (ssize_t)rep->size);
+    }
+    if (!rep->gzip) {
+        raw[rep->size] = '\0';
+        return (char *)raw;
+    }
+    size_t cap = 1 << 20;
+    char *out = malloc(cap + 1);
+    z_stream zs = {0};
+    assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
+    zs.next_in = raw;
+    zs.avail_in = (uInt)rep->size;
+    zs.next_out = (Bytef *)out;
+    zs.avail_out = (uInt)cap;
+    assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+    out[zs.total_out] = '\0';
+    inflateEnd(&zs);
+    free(raw);
+    return out;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* Looks rel up for facts f; the fd is opened the way http.c opens it. */
+static bool lookup(const struct fixture *fx, const struct entry_server *s, const char *rel,
+                   const struct entry_facts *f, struct entry_rep *rep)
+{
+    int fd, err;
+    struct stat st;
+    assert_int_equal(resolve_open(fx->route.dir_fd, rel, &fd, &st, &err), RESOLVED_FILE);
+    return entry_represent(s, &fx->route, rel, fd, &st, f, rep);
+}
+
+/* One row of the table: what the rules of entry.h say of it. */
+static void check_combination(struct fixture *fx, int gzip, int prefix, int inject, int sidecar,
+                              int small, int range)
+{
+    struct entry_server s = {.cache = fx->cache, .live_reload = inject, .gzip_level = 6};
+    char rel[64];
+    snprintf(rel, sizeof(rel), "%s%s.html", sidecar ? "side-" : "", small ? "small" : "big");
+    struct entry_facts f = {
+        .accepts_gzip = gzip, .has_range = range, .document = true,
+        .prefix = prefix ? "/article" : NULL, .target = "/dir/page.html",
+    };
+    bool transformed = prefix || inject;
+    bool want_gzip = gzip && !range;
+    bool want_sidecar = want_gzip && sidecar && !transformed;
+    /* Derived bytes (compressed, rewritten, a small file's copy) are in
+     * memory or in a memfd of the cache's; the rest is the file itself. */
+    bool want_derived = transformed || (want_gzip && !want_sidecar) || (small && !want_sidecar);
+    char etags[2][80];
+    for (int round = 0; round < 2; round++) { /* the second is served from the cache */
+        struct entry_rep rep;
+        assert_true(lookup(fx, &s, rel, &f, &rep));
+        print_message("gzip=%d prefix=%d inject=%d sidecar=%d small=%d range=%d -> %s\n", gzip,
+                      prefix, inject, sidecar, small, range, rep.etag);
+        assert_string_equal(rep.type, "text/html; charset=utf-8");
+        assert_true(rep.compressible);
+        assert_int_equal(rep.gzip, want_gzip);
+        assert_int_equal(rep.body != NULL, rep.fd < 0); /* one of the two */
+        struct stat st;
+        bool derived = rep.body || (fstat(rep.fd, &st) == 0 && st.st_nlink == 0); /* a memfd */
+        assert_int_equal(derived, want_derived);
+        char *text = rep_text(&rep);
+        if (want_sidecar) {
+            assert_string_equal(text, "SIDECAR");
+        } else {
+            assert_non_null(strstr(text, small ? "<title>" : "<p>The pipeline"));
+            assert_int_equal(strstr(text, "src=\"/article/assets/a.png\"") != NULL, prefix);
+            assert_int_equal(strstr(text, "src=\"/assets/a.png\"") != NULL, !prefix);
+            assert_non_null(strstr(text, "src=\"b.png\"")); /* stays inside: left alone */
+            /* One folder down ("/dir/"): the client is one "../" up. */
+            assert_int_equal(strstr(text, "<script src=\"../__folio/reload.js\" defer></script></head>") != NULL,
+                             inject);
+        }
+        free(text);
+        assert_int_equal(rep.etag[0], '"');
+        assert_int_equal(ends_with(rep.etag, "-gzs\""), want_sidecar);
+        assert_int_equal(ends_with(rep.etag, "-gz\""), want_gzip && !want_sidecar);
+        assert_int_equal(strstr(rep.etag, "-t") != NULL, transformed);
+        strcpy(etags[round], rep.etag);
+        entry_rep_release(&rep);
+        assert_int_equal(rep.fd, -1);
+        assert_null(rep.body);
+    }
+    assert_string_equal(etags[0], etags[1]);
+}
+
+static void test_every_combination(void **state)
+{
+    struct fixture *fx = *state;
+    size_t fds = open_fds();
+    for (int i = 0; i < 64; i++) {
+        check_combination(fx, i & 1, i >> 1 & 1, i >> 2 & 1, i >> 3 & 1, i >> 4 & 1, i >> 5 & 1);
+    }
+    cache_clear(fx->cache); /* the memfds it keeps are descriptors too */
+    assert_int_equal(open_fds(), fds);
+}
+
+static void test_etags_tell_representations_apart(void **state)
+{
+    struct fixture *fx = *state;
+    struct entry_server s = {.cache = fx->cache, .live_reload = true, .gzip_level = 6};
+    const struct entry_facts facts[] = {
+        {.target = "/a.html"},
+        {.accepts_gzip = true, .target = "/a.html"},
+        {.prefix = "/article", .target = "/a.html"},
+        {.prefix = "/other", .target = "/a.html"},
+        {.prefix = "/other", .accepts_gzip = true, .target = "/a.html"},
+        {.document = true, .target = "/a.html"},
+        {.document = true, .target = "/d/a.html"},
+    };
+    char seen[7][80];
+    for (size_t i = 0; i < 7; i++) {
+        struct entry_rep rep;
+        assert_true(lookup(fx, &s, "small.html", &facts[i], &rep));
+        strcpy(seen[i], rep.etag);
+        for (size_t j = 0; j < i; j++) {
+            assert_string_not_equal(seen[i], seen[j]);
+        }
+        entry_rep_release(&rep);
+    }
+}
+
+static void test_not_document_gets_no_client(void **state)
+{
+    /* A fragment fetched by script: never the live-reload client. */
+    struct fixture *fx = *state;
+    struct entry_server s = {.cache = fx->cache, .live_reload = true, .gzip_level = 6};
+    struct entry_facts f = {.document = false, .target = "/small.html"};
+    struct entry_rep rep;
+    assert_true(lookup(fx, &s, "small.html", &f, &rep));
+    char *text = rep_text(&rep);
+    assert_null(strstr(text, "reload.js"));
+    assert_null(strstr(rep.etag, "-t"));
+    free(text);
+    entry_rep_release(&rep);
+}
+
+static void test_directories_where_files_are_expected(void **state)
+{
+    /* 404.html/ and x.html.gz/ are folders: false or identity, and every
+     * descriptor opened on the way is closed. */
+    struct fixture *fx = *state;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/404.html", fx->dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof(path), "%s/small.html.gz", fx->dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    struct entry_server s = {.cache = fx->cache, .gzip_level = 6};
+    struct entry_facts f = {.accepts_gzip = true, .target = "/nowhere"};
+    size_t fds = open_fds();
+    for (int i = 0; i < 50; i++) {
+        struct entry_rep rep;
+        assert_false(entry_not_found(&s, &fx->route, &f, &rep));
+        assert_true(lookup(fx, &s, "small.html", &f, &rep));
+        entry_rep_release(&rep);
+    }
+    assert_int_equal(open_fds(), fds);
+    assert_false(entry_not_found(&s, NULL, &f, NULL));
+}
+
+static void test_custom_404_is_a_page_like_any(void **state)
+{
+    struct fixture *fx = *state;
+    put_file(fx, "404.html", "<!doctype html><head><title>Lost</title></head><a href=/assets/a.png>a</a>",
+             strlen("<!doctype html><head><title>Lost</title></head><a href=/assets/a.png>a</a>"), 1000000);
+    struct entry_server s = {.cache = fx->cache, .live_reload = true, .gzip_level = 6};
+    struct entry_facts f = {.accepts_gzip = true, .has_range = true, .document = true,
+                            .prefix = "/article", .target = "/deep/er/missing.html"};
+    for (int round = 0; round < 2; round++) {
+        struct entry_rep rep;
+        assert_true(entry_not_found(&s, &fx->route, &f, &rep));
+        assert_false(rep.gzip); /* an error page is sent whole, as it is */
+        char *text = rep_text(&rep);
+        assert_non_null(strstr(text, "href=/article/assets/a.png"));
+        assert_non_null(strstr(text, "<script src=\"../../__folio/reload.js\" defer></script></head>"));
+        free(text);
+        entry_rep_release(&rep);
+    }
+}
+
+static void test_big_gzip_is_made_once_then_identity(void **state)
+{
+    /* Its gzip form is over half the cache: compressing it per request would
+     * be the only way to send it, so identity is sent, from the first. */
+    struct fixture *fx = *state;
+    struct cache *small = cache_create(512);
+    struct entry_server s = {.cache = small, .gzip_level = 6};
+    struct entry_facts f = {.accepts_gzip = true, .target = "/big.html"};
+    for (int round = 0; round < 3; round++) {
+        struct entry_rep rep;
+        assert_true(lookup(fx, &s, "big.html", &f, &rep));
+        assert_false(rep.gzip);
+        assert_null(strstr(rep.etag, "-gz"));
+        entry_rep_release(&rep);
+    }
+    assert_true(cache_bytes(small) > 0); /* what it remembers: "identity" */
+    assert_true(cache_bytes(small) <= 512);
+    cache_destroy(small);
+}
+
+static void test_big_transform_is_kept_in_a_memfd(void **state)
+{
+    /* 40 KB rewritten, in a cache of 96 KB: over the heap's eighth, under
+     * half: made once, kept out of the heap and sent from there. */
+    struct fixture *fx = *state;
+    struct cache *c = cache_create(96 << 10);
+    struct entry_server s = {.cache = c, .gzip_level = 6};
+    struct entry_facts f = {.prefix = "/article", .target = "/big.html"};
+    ino_t first = 0;
+    for (int round = 0; round < 3; round++) {
+        struct entry_rep rep;
+        assert_true(lookup(fx, &s, "big.html", &f, &rep));
+        if (round > 0) { /* the first is sent from what was just made */
+            assert_null(rep.body);
+            assert_true(rep.fd >= 0);
+            struct stat st;
+            assert_int_equal(fstat(rep.fd, &st), 0);
+            first = first ? first : st.st_ino;
+            assert_int_equal(st.st_ino, first); /* one memfd: not rebuilt */
+        }
+        char *text = rep_text(&rep);
+        assert_non_null(strstr(text, "src=\"/article/assets/a.png\""));
+        free(text);
+        entry_rep_release(&rep);
+    }
+    cache_destroy(c);
+}
+
+static void test_edit_is_seen_without_a_watcher(void **state)
+{
+    struct fixture *fx = *state;
+    struct entry_server s = {.cache = fx->cache, .gzip_level = 6};
+    struct entry_facts f = {.accepts_gzip = true, .target = "/e.html"};
+    char *v1 = page_text(2000, "first"), *v2 = page_text(2000, "second");
+    put_file(fx, "e.html", v1, strlen(v1), 2000000);
+    struct entry_rep rep;
+    assert_true(lookup(fx, &s, "e.html", &f, &rep));
+    char etag[80];
+    strcpy(etag, rep.etag);
+    entry_rep_release(&rep);
+    put_file(fx, "e.html", v2, strlen(v2), 2000001);
+    assert_true(lookup(fx, &s, "e.html", &f, &rep));
+    assert_string_not_equal(rep.etag, etag);
+    char *text = rep_text(&rep);
+    assert_non_null(strstr(text, "second"));
+    free(text);
+    entry_rep_release(&rep);
+    free(v1);
+    free(v2);
+}
+
+static void test_key(void **state)
+{
+    char out[64];
+    assert_true(entry_key("/srv/www", "a/b.html", out, sizeof(out)));
+    assert_string_equal(out, "/srv/www/a/b.html");
+    assert_true(entry_key("/srv/www/", "x", out, sizeof(out)));
+    assert_string_equal(out, "/srv/www/x");
+    assert_true(entry_key("/", "x", out, sizeof(out))); /* a folder at the root: one slash */
+    assert_string_equal(out, "/x");
+    assert_true(entry_key("/srv/www", "", out, sizeof(out))); /* the folder itself */
+    assert_string_equal(out, "/srv/www/");
+    assert_false(entry_key("/srv/www", "a-name-that-is-far-too-long-for-the-buffer-it-is-given",
+                           out, 32));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_every_combination, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_etags_tell_representations_apart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_document_gets_no_client, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_directories_where_files_are_expected, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_custom_404_is_a_page_like_any, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_gzip_is_made_once_then_identity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_transform_is_kept_in_a_memfd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_edit_is_seen_without_a_watcher, setup, teardown),
+        cmocka_unit_test(test_key),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
