@@ -35,6 +35,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -549,10 +550,14 @@ def wrk(url, headers, seconds, args, lua):
             "--latency", "--timeout", "5s", "-s", lua]
     for k, v in headers.items():
         argv += ["-H", f"{k}: {v}"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(argv + [url], capture_output=True, text=True, timeout=seconds + 60)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     for line in p.stdout.splitlines():
         if line.startswith("WRKJSON "):
-            return json.loads(line[8:])
+            r = json.loads(line[8:])
+            r["wrk_cpu_s"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+            return r
     die("wrk failed:\n" + p.stdout + p.stderr)
 
 
@@ -574,7 +579,9 @@ def one_run(s, c, args, luas):
     return dict(cpu_us=cpu * 1e6 / max(r["requests"], 1), rps=r["requests"] / secs,
                 p50_ms=r["p50_us"] / 1000, p99_ms=r["p99_us"] / 1000, mbps=r["bytes"] / secs / 1e6,
                 errors=errors, requests=r["requests"], server_cpus=cpu / secs,
-                all_cpus=(hb.machine_busy() - busy0) / secs)
+                wrk_cpus=r["wrk_cpu_s"] / secs,
+                # What the rest of the machine took meanwhile: the noise.
+                other_cpus=max(0.0, (hb.machine_busy() - busy0 - cpu - r["wrk_cpu_s"]) / secs))
 
 
 def run_rounds(servers, cls, args, luas):
@@ -588,7 +595,8 @@ def run_rounds(servers, cls, args, luas):
                 runs.setdefault((c["id"], s.name), []).append(r)
                 log(f"  round {rnd + 1}/{args.rounds} {c['id']:<18} {s.name:<10} "
                     f"{r['cpu_us']:7.1f} µs/req {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} "
-                    f"p99 {r['p99_ms']:.2f} ms  machine {r['all_cpus']:.2f} CPUs"
+                    f"p99 {r['p99_ms']:.2f} ms  CPUs: server {r['server_cpus']:.2f} wrk {r['wrk_cpus']:.2f} "
+                    f"others {r['other_cpus']:.2f}"
                     + (f"  ERRORS {r['errors']}" if r["errors"] else ""))
     return runs
 
@@ -636,7 +644,9 @@ def report(servers, cls, med, rat, mem, args, meta):
       f"(after {args.warmup} s of warm-up each); medians over the rounds. Load average "
       f"{meta['load_start']} at the start, {meta['load_end']} at the end; the machine is shared "
       f"with other sessions, so absolute numbers move from run to run and only the ratios of one "
-      f"run are compared.\n")
+      f"run are compared. During the measured runs the server took a median of "
+      f"{meta['server_cpus']:.2f} CPUs, wrk {meta['wrk_cpus']:.2f}, and other processes "
+      f"{meta['other_cpus']:.2f} (up to {meta['other_max']:.2f}: that is the noise).\n")
     w("Server CPU per request (µs, utime + stime of all the server's processes) and requests/s; "
       "ratios folio / best peer of the same run (CPU: ≤ 1 is the target; req/s: ≥ 1):\n")
     hdr = "| class | " + " | ".join(names) + " | " + " | ".join(
@@ -699,7 +709,7 @@ def svg_plot(servers, cls, med, meta):
         col[n] = colours.get(n) or folio_colours[len([m for m in col if is_folio(m)]) % 4]
     bar_h, gap = 11, 14
     group_h = bar_h * len(names) + gap
-    left, panel_w, label_w = 190, 330, 60
+    left, panel_w, label_w = 130, 330, 100
     top = 56
     height = top + group_h * len(cls) + 50
     width = left + 2 * (panel_w + label_w) + 30
@@ -752,14 +762,15 @@ def svg_plot(servers, cls, med, meta):
     return "\n".join(o) + "\n"
 
 
-def write_readme(text):
+def write_readme(text, begin=README_BEGIN, end=README_END):
+    """Puts text between the begin and end markers of bench/README.md (at
+    its end when the markers are not there yet)."""
     path = os.path.join(HERE, "README.md")
     with open(path) as f:
         doc = f.read()
-    block = f"{README_BEGIN}\n{text}\n{README_END}"
-    if README_BEGIN in doc and README_END in doc:
-        doc = re.sub(re.escape(README_BEGIN) + ".*?" + re.escape(README_END), lambda _: block, doc,
-                     flags=re.S)
+    block = f"{begin}\n{text}\n{end}"
+    if begin in doc and end in doc:
+        doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, doc, flags=re.S)
     else:
         doc = doc.rstrip("\n") + "\n\n" + block + "\n"
     with open(path, "w") as f:
@@ -839,6 +850,9 @@ def main():
     ap.add_argument("--json", default=None, help="write every run's numbers here")
     ap.add_argument("--profile", choices=["perf", "callgrind"],
                     help="profile the (first) folio instead of comparing servers")
+    ap.add_argument("--requests", type=int, default=300,
+                    help="callgrind: requests per class (300)")
+    ap.add_argument("--top", type=int, default=15, help="profile: entries shown (15)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args()
 
@@ -889,6 +903,10 @@ def main():
         mem = {s.name: dict(hwm=s.memory()[0], procs=len(s.pids())) for s in started}
         meta = machine_meta(args, load_start, folios)
         meta["load_end"] = " ".join(f"{x:.2f}" for x in hb.loadavg())
+        every = [r for v in runs.values() for r in v]
+        for k in ("server_cpus", "wrk_cpus", "other_cpus"):
+            meta[k] = statistics.median(r[k] for r in every)
+        meta["other_max"] = max(r["other_cpus"] for r in every)
         rat = ratios(med, cls, [s.name for s in started])
         text = report(started, cls, med, rat, mem, args, meta)
         print(text)
