@@ -310,12 +310,13 @@ def url_file(path):
 
 # ---------------------------------------------------------------- servers
 
-def start_folio(name, binary, root, tmp, workers):
+def start_folio(name, binary, root, tmp, workers, extra=()):
     out = os.path.join(tmp, name + ".out")
-    s = hb.Server(name, f"{binary} --threads {workers}",
+    s = hb.Server(name, " ".join([binary, "--threads", str(workers), "--gzip-level", str(GZIP_LEVEL)]
+                                 + list(extra)),
                   [binary, "--root", root, "--host", "127.0.0.1", "--port", "0", "--production",
                    "--quiet", "--threads", str(workers), "--gzip-level", str(GZIP_LEVEL),
-                   "--grace", "1"], 0, tmp, out)
+                   "--grace", "1"] + list(extra), 0, tmp, out)
     deadline = time.time() + 15
     while time.time() < deadline:
         with open(out, errors="replace") as f:
@@ -800,14 +801,15 @@ def ensure(packages):
 def parse_folios(specs):
     out = []
     for i, spec in enumerate(specs or [os.path.join(REPO, "build", "src", "folio")]):
-        name, _, path = spec.rpartition("=")
+        head, *extra = spec.split()
+        name, _, path = head.rpartition("=")
         name = name or ("folio" if i == 0 else f"folio{i + 1}")
         if not is_folio(name):
             name = "folio-" + name
         path = os.path.abspath(path)
         if not os.access(path, os.X_OK):
             die(f"no folio binary at {path} (build it: meson setup build && ninja -C build)")
-        out.append((name, path))
+        out.append((name, path, extra))
     return out
 
 
@@ -816,7 +818,7 @@ def machine_meta(args, load_start, folios):
         model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     cpus = os.cpu_count()
-    ver = [f"{n}: {hb.version([p, '--version'])} ({p})" for n, p in folios]
+    ver = [f"{n}: {hb.version([p, '--version'])} ({' '.join([p] + x)})" for n, p, x in folios]
     ver += ["libmicrohttpd " + subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libmicrohttpd12"],
                                               capture_output=True, text=True).stdout,
             hb.version([hb.tool("nginx"), "-v"]), hb.version([hb.tool("lighttpd"), "-v"]),
@@ -831,11 +833,13 @@ def machine_meta(args, load_start, folios):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--folio", action="append", metavar="[NAME=]PATH",
-                    help="a folio binary to measure; repeat to compare builds in one run "
-                         "(build/src/folio)")
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (3)")
-    ap.add_argument("--duration", type=int, default=5, help="seconds per measured run (5)")
+    ap.add_argument("--folio", action="append", metavar="'[NAME=]PATH [ARGS]'",
+                    help="a folio binary to measure, with more arguments if given; repeat to "
+                         "compare builds in one run (build/src/folio)")
+    ap.add_argument("--folio-args", default="", help="more arguments for every folio, e.g. "
+                    "'--header-limit 8K'")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+    ap.add_argument("--duration", type=int, default=3, help="seconds per measured run (3)")
     ap.add_argument("--warmup", type=int, default=1, help="seconds of warm-up before each run (1)")
     ap.add_argument("--connections", type=int, default=32, help="wrk -c (32)")
     ap.add_argument("--wrk-threads", type=int, default=1, help="wrk -t (1)")
@@ -887,8 +891,9 @@ def main():
         wanted = args.servers.split(",")
         load_start = hb.loadavg()
         if "folio" in wanted:
-            for name, path in folios:
-                started.append(start_folio(name, path, plain, tmp, workers))
+            for name, path, extra in folios:
+                started.append(start_folio(name, path, plain, tmp, workers,
+                                           args.folio_args.split() + extra))
         if "nginx" in wanted:
             started.append(start_nginx(static, tmp, workers))
         if "lighttpd" in wanted:

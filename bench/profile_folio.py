@@ -10,10 +10,9 @@ keep-alive connection, and the counters dumped (callgrind_control), so each
 dump holds exactly those N requests: instructions per request (user space
 only, independent of the machine's noise) and the top functions.
 """
-import http.client
 import os
 import re
-import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -38,13 +37,15 @@ def perf_top(data, n, sort):
     for line in p.stdout.splitlines():
         m = re.match(r"\s+([\d.]+)%\s+(.*\S)", line)
         if m:
-            rows.append((float(m.group(1)), re.sub(r"\s+", " ", m.group(2))))
+            sym = re.sub(r"\s+", " ", m.group(2))
+            rows.append((float(m.group(1)), re.sub(r"( -)+$", "", sym)))
     return rows[:n]
 
 
 def run_perf(args, folio, tmp, files, cls, luas):
-    name, binary = folio
-    s = A.start_folio(name, binary, os.path.join(tmp, "plain"), tmp, args.workers or os.cpu_count())
+    name, binary, extra = folio
+    s = A.start_folio(name, binary, os.path.join(tmp, "plain"), tmp,
+                      args.workers or os.cpu_count(), args.folio_args.split() + extra)
     out = []
     try:
         A.check([s], cls, files, tmp)
@@ -81,19 +82,31 @@ def run_perf(args, folio, tmp, files, cls, luas):
 
 
 def keepalive(port, c, n, inm):
-    """n requests of class c on one connection; returns how many answered."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    """n requests of class c on one connection; returns how many answered.
+    (A raw socket: bench/http.py shadows the standard library's http.)"""
     paths = c.get("mix") or [c["path"]]
     headers = dict(c["headers"])
     if inm:
         headers["If-None-Match"] = inm
+    extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
     done = 0
-    for i in range(n):
-        conn.request("GET", paths[i % len(paths)], headers=headers)
-        resp = conn.getresponse()
-        resp.read()
-        done += 1
-    conn.close()
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        f = sock.makefile("rb")
+        for i in range(n):
+            sock.sendall(f"GET {paths[i % len(paths)]} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}\r\n"
+                         .encode())
+            status = f.readline().split()[1]
+            length = 0
+            while True:
+                line = f.readline()
+                if line in (b"\r\n", b""):
+                    break
+                k, _, v = line.decode("latin-1").partition(":")
+                if k.strip().lower() == "content-length":
+                    length = int(v)
+            if status != b"304":
+                f.read(length)
+            done += 1
     return done
 
 
@@ -106,34 +119,37 @@ def callgrind_totals(path):
 
 
 def callgrind_top(path, n):
-    p = subprocess.run(["callgrind_annotate", "--inclusive=no", path], capture_output=True, text=True)
+    p = subprocess.run(["callgrind_annotate", "--threshold=100", path], capture_output=True, text=True)
     rows = []
     for line in p.stdout.splitlines():
         m = re.match(r"\s*([\d,]+)\s+\(\s*([\d.]+)%\)\s+(.*\S)", line)
-        if m and "PROGRAM TOTALS" not in line:
+        # clone and start_thread: the threads' roots, whose cost callgrind
+        # reports inclusive after a mid-run dump.
+        if m and not re.search(r"PROGRAM TOTALS|:clone |:start_thread ", line):
             fn = m.group(3)
             fn = re.sub(r"^\S*/", "", fn)  # drop the directories of the file
+            fn = re.sub(r"\[\S*/", "[", fn)
             rows.append((int(m.group(1).replace(",", "")), float(m.group(2)), fn))
     return rows[:n]
 
 
 def run_callgrind(args, folio, tmp, files, cls, luas):
-    name, binary = folio
+    name, binary, extra = folio
     out_file = os.path.join(tmp, "callgrind.out")
     log = os.path.join(tmp, "valgrind.log")
     root = os.path.join(tmp, "plain")
     argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", f"--log-file={log}",
             "--dump-instr=no", binary, "--root", root, "--host", "127.0.0.1", "--port", "0",
             "--production", "--quiet", "--threads", "2", "--gzip-level", str(A.GZIP_LEVEL),
-            "--grace", "1"]
+            "--grace", "1"] + args.folio_args.split() + extra
     stdout = os.path.join(tmp, "folio-callgrind.out")
     s = hb.Server(name, "folio under callgrind", argv, 0, tmp, stdout)
     deadline = time.time() + 60
     while time.time() < deadline:
         with open(stdout, errors="replace") as f:
-            line = f.readline()
-        if "http://127.0.0.1:" in line and line.endswith("\n"):
-            s.port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
+            lines = [l for l in f if "http://127.0.0.1:" in l and l.endswith("\n")]
+        if lines:  # (an earlier line says valgrind does not know openat2)
+            s.port = int(lines[0].split("http://127.0.0.1:")[1].split("/")[0])
             break
         if s.proc.poll() is not None:
             break
@@ -184,7 +200,8 @@ def run(args, folio, tmp, files, cls, luas):
     if not args.classes:
         cls = [c for c in cls if c["id"] in ("page-gzip", "png", "404")]
     body = (run_perf if args.profile == "perf" else run_callgrind)(args, folio, tmp, files, cls, luas)
-    head = (f"{args.profile} of {folio[0]} ({folio[1]}, {hb.version([folio[1], '--version'])}), "
+    head = (f"{args.profile} of {folio[0]} ({' '.join([folio[1]] + folio[2] + args.folio_args.split())}, "
+            f"{hb.version([folio[1], '--version'])}), "
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}:\n")
     text = head + "\n" + body
     print(text)
