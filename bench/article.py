@@ -24,6 +24,7 @@ report; --readme writes it into bench/README.md, --svg writes a plot.
     python3 bench/article.py --folio main=build/src/folio --folio after=/tmp/b/src/folio
     python3 bench/article.py --profile perf --class page-gzip
     python3 bench/article.py --profile callgrind
+    python3 bench/article.py --profile strace      # syscalls per request, every server
 
 Python standard library only. Installs wrk, nginx-light, lighttpd, h2o and curl
 with apt-get when missing (and linux-perf / valgrind for --profile).
@@ -852,10 +853,11 @@ def main():
     ap.add_argument("--readme", action="store_true", help="write the report into bench/README.md")
     ap.add_argument("--svg", default=None, help="write the plot here (e.g. bench/article.svg)")
     ap.add_argument("--json", default=None, help="write every run's numbers here")
-    ap.add_argument("--profile", choices=["perf", "callgrind"],
-                    help="profile the (first) folio instead of comparing servers")
+    ap.add_argument("--profile", choices=["perf", "callgrind", "strace"],
+                    help="profile the (first) folio instead of comparing servers (strace: "
+                         "syscalls per request of every server)")
     ap.add_argument("--requests", type=int, default=300,
-                    help="callgrind: requests per class (300)")
+                    help="callgrind, strace: requests per class (300)")
     ap.add_argument("--top", type=int, default=15, help="profile: entries shown (15)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args()
@@ -886,7 +888,7 @@ def main():
                 f.write(mix_lua(c["mix"], c["headers"]) if c.get("mix") else WRK_DONE)
         if args.profile:
             import profile_folio  # noqa: E402 (bench/profile_folio.py)
-            return profile_folio.run(args, folios[0], tmp, files, cls, luas)
+            return profile_folio.run(args, folios, tmp, files, cls, luas)
         plain, static = os.path.join(tmp, "plain"), os.path.join(tmp, "static")
         wanted = args.servers.split(",")
         load_start = hb.loadavg()

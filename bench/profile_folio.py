@@ -8,7 +8,12 @@ callgrind: folio under `valgrind --tool=callgrind`; after a warm-up of every
 class, counters are zeroed, N requests of one class are sent over one
 keep-alive connection, and the counters dumped (callgrind_control), so each
 dump holds exactly those N requests: instructions per request (user space
-only, independent of the machine's noise) and the top functions.
+only, independent of the machine's noise) and the top functions. Under
+valgrind folio has no openat2 (valgrind 3.19 does not know the syscall), so
+it opens files by its component-walk fallback.
+
+strace: syscalls per request of every server (folio and the peers), class
+by class, strace -f -c attached while one keep-alive client sends N requests.
 """
 import os
 import re
@@ -25,7 +30,7 @@ PROFILE_END = "<!-- article.py profile {}: end -->"
 
 
 def ensure_tools(kind):
-    A.ensure({"perf": "linux-perf"} if kind == "perf" else
+    A.ensure({"perf": {"perf": "linux-perf"}, "strace": {"strace": "strace"}}.get(kind) or
              {"valgrind": "valgrind", "callgrind_control": "valgrind"})
 
 
@@ -195,11 +200,75 @@ def run_callgrind(args, folio, tmp, files, cls, luas):
     return "\n".join(out)
 
 
-def run(args, folio, tmp, files, cls, luas):
+def strace_counts(path):
+    """{syscall: calls} from the summary strace -c wrote."""
+    counts = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$", line)
+            if m and m.group(2) != "total":
+                counts[m.group(2)] = int(m.group(1))
+    return counts
+
+
+def run_strace(args, folios, tmp, files, cls, luas):
+    """Syscalls per request of every server, class by class: strace -f -c
+    attached to all the server's processes while one keep-alive client
+    sends N requests in a row."""
+    plain, static = os.path.join(tmp, "plain"), os.path.join(tmp, "static")
+    workers = args.workers or os.cpu_count()
+    servers = [A.start_folio(n, p, plain, tmp, workers, args.folio_args.split() + x)
+               for n, p, x in folios]
+    servers += [A.start_nginx(static, tmp, workers), A.start_lighttpd(plain, tmp),
+                A.start_h2o(static, tmp, workers)]
+    n = args.requests
+    table = {}
+    try:
+        A.check(servers, cls, files, tmp)
+        for c in cls:
+            for s in servers:
+                inm = c.get("inm", {}).get(s.name) if c.get("etag") else None
+                keepalive(s.port, c, 10, inm)
+                out = os.path.join(tmp, f"strace-{c['id']}-{s.name}.txt")
+                argv = ["strace", "-f", "-c", "-o", out]
+                for pid in s.pids():
+                    argv += ["-p", str(pid)]
+                st = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(0.5)
+                done = keepalive(s.port, c, n, inm)
+                st.send_signal(2)
+                st.wait(timeout=30)
+                counts = strace_counts(out)
+                table[(c["id"], s.name)] = {k: v / done for k, v in counts.items()}
+                A.log(f"  strace {c['id']:<18} {s.name:<10} {sum(counts.values()) / done:5.1f} syscalls/request")
+    finally:
+        for s in servers:
+            s.stop()
+    lines = [f"Syscalls per request (strace -f -c on all the server's processes, {n} requests in a "
+             "row on one keep-alive connection, after a warm-up), total and the calls made at least "
+             "0.5 times a request:\n",
+             "| class | " + " | ".join(s.name for s in servers) + " |",
+             "|---|" + "---|" * len(servers)]
+    for c in cls:
+        row = []
+        for s in servers:
+            t = table[(c["id"], s.name)]
+            top = sorted(((v, k) for k, v in t.items() if v >= 0.5), reverse=True)
+            row.append(f"**{sum(t.values()):.1f}**: " + ", ".join(f"{k} {v:.1f}" if abs(v - 1) > 0.05 else k
+                                                               for v, k in top))
+        lines.append(f"| {c['id']} | " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def run(args, folios, tmp, files, cls, luas):
     ensure_tools(args.profile)
-    if not args.classes:
+    folio = folios[0]
+    if not args.classes and args.profile != "strace":
         cls = [c for c in cls if c["id"] in ("page-gzip", "png", "404")]
-    body = (run_perf if args.profile == "perf" else run_callgrind)(args, folio, tmp, files, cls, luas)
+    if args.profile == "strace":
+        body = run_strace(args, folios, tmp, files, cls, luas)
+    else:
+        body = (run_perf if args.profile == "perf" else run_callgrind)(args, folio, tmp, files, cls, luas)
     head = (f"{args.profile} of {folio[0]} ({' '.join([folio[1]] + folio[2] + args.folio_args.split())}, "
             f"{hb.version([folio[1], '--version'])}), "
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}:\n")
