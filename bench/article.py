@@ -22,6 +22,7 @@ report; --readme writes it into bench/README.md, --svg writes a plot.
     python3 bench/article.py                         # ~8 minutes
     python3 bench/article.py --rounds 1 --duration 2 # a quick look
     python3 bench/article.py --folio main=build/src/folio --folio after=/tmp/b/src/folio
+    python3 bench/article.py --folio main=build/src/folio --folio "sidecars=build/src/folio --root {static}"
     python3 bench/article.py --profile perf --class page-gzip
     python3 bench/article.py --profile callgrind
     python3 bench/article.py --profile strace      # syscalls per request, every server
@@ -320,10 +321,10 @@ def start_folio(name, binary, root, tmp, workers, extra=()):
                    "--grace", "1"] + list(extra), 0, tmp, out)
     deadline = time.time() + 15
     while time.time() < deadline:
-        with open(out, errors="replace") as f:
-            line = f.readline()
-        if "http://127.0.0.1:" in line and line.endswith("\n"):
-            s.port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
+        with open(out, errors="replace") as f:  # warnings may come first
+            lines = [l for l in f if "http://127.0.0.1:" in l and l.endswith("\n")]
+        if lines:
+            s.port = int(lines[0].split("http://127.0.0.1:")[1].split("/")[0])
             s.wait_ready()
             return s
         if s.proc.poll() is not None:
@@ -894,8 +895,10 @@ def main():
         load_start = hb.loadavg()
         if "folio" in wanted:
             for name, path, extra in folios:
-                started.append(start_folio(name, path, plain, tmp, workers,
-                                           args.folio_args.split() + extra))
+                # {static}: the tree with .gz sidecars, e.g. --folio "sc=PATH --root {static}"
+                extra = [x.replace("{static}", static).replace("{plain}", plain) for x in
+                         args.folio_args.split() + extra]
+                started.append(start_folio(name, path, plain, tmp, workers, extra))
         if "nginx" in wanted:
             started.append(start_nginx(static, tmp, workers))
         if "lighttpd" in wanted:
