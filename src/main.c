@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -119,6 +120,53 @@ static int wait_for_stop_signal(struct config *config, int argc, char **argv)
         on_sighup(config, argc, argv);
     }
     return sig;
+}
+
+/* Bytes the kernel still holds for clients of the server on port: the
+ * tx_queue of every socket with that local port in /proc/net/tcp and tcp6
+ * (closed sockets stay listed until their data is acknowledged). */
+static unsigned long unsent_bytes(unsigned port)
+{
+    unsigned long total = 0;
+    const char *const tables[] = {"/proc/self/net/tcp", "/proc/self/net/tcp6"};
+    for (size_t t = 0; t < 2; t++) {
+        FILE *f = fopen(tables[t], "r");
+        char line[512];
+        while (f && fgets(line, sizeof(line), f)) {
+            char local[64];
+            unsigned state;
+            unsigned long tx;
+            /* "  0: 0100007F:1F40 0100007F:D2A4 01 00000000:00000000 ..." */
+            if (sscanf(line, " %*d: %63s %*s %x %lx:", local, &state, &tx) != 3) {
+                continue;
+            }
+            const char *colon = strrchr(local, ':');
+            if (colon && strtoul(colon + 1, NULL, 16) == port && state != 0x0A /* LISTEN */) {
+                total += tx;
+            }
+        }
+        if (f) {
+            fclose(f);
+        }
+    }
+    return total;
+}
+
+/* After the last response left folio, its tail may still sit in the kernel's
+ * send buffers. In a container that is lost when folio exits: the engine
+ * removes the network namespace's interface at once, and a slow client never
+ * gets the rest. So, until the deadline, wait for those buffers to drain. */
+static void wait_for_unsent(unsigned port, const struct timespec *deadline)
+{
+    struct timespec now, tick = {0, 20 * 1000 * 1000};
+    while (unsent_bytes(port) > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > deadline->tv_sec ||
+            (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec)) {
+            return;
+        }
+        nanosleep(&tick, NULL);
+    }
 }
 
 /* --health-check [URL]: 0 when the server answers 200, 1 otherwise. */
@@ -233,7 +281,12 @@ int main(int argc, char **argv)
         fflush(stdout);
         int sig = wait_for_stop_signal(&config, argc, argv);
         fprintf(stderr, "folio: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        unsigned port = http_server_port(server);
+        struct timespec deadline;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += config.grace;
         http_server_stop(server, config.grace);
+        wait_for_unsent(port, &deadline);
         status = 0;
     }
     livereload_destroy(lr);
