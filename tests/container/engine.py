@@ -134,10 +134,6 @@ class Engine:
     # -- the engine ---------------------------------------------------------
     def __enter__(self):
         os.makedirs(self.cache, exist_ok=True)
-        # One private engine at a time: they would share the data root, docker0
-        # and the iptables chains. A second run waits for the first.
-        self.lock = open(os.path.join(self.cache, "engine.lock"), "w")
-        fcntl.flock(self.lock, fcntl.LOCK_EX)
         self.system = _answers(SYSTEM_SOCKET)
         try:
             if self.system:
@@ -153,6 +149,10 @@ class Engine:
         return self
 
     def _start(self):
+        # One private engine at a time: they would share the data root, docker0
+        # and the iptables chains. A second run waits for the first.
+        self.lock = open(os.path.join(self.cache, "engine.lock"), "w")
+        fcntl.flock(self.lock, fcntl.LOCK_EX)
         self.before = {
             "links": _links(),
             "key": os.path.exists("/etc/docker/key.json"),
