@@ -46,7 +46,7 @@ class Fixture(unittest.TestCase):
         for d in ("www", "fragments", "assets", "config"):
             os.makedirs(os.path.join(self.root, d))
         with open(os.path.join(self.root, "www", "index.html"), "w") as f:
-            f.write("<!doctype html><title>t</title><p>hello</p>\n")
+            f.write("<!doctype html><title>t</title><p>hello <a href=\"/assets/a.txt\">a</a></p>\n")
         with open(os.path.join(self.root, "assets", "a.txt"), "w") as f:
             f.write("asset\n")
 
@@ -136,11 +136,13 @@ class Reload(Fixture):
         path = self.write_config("[server]\nproduction = yes\nmax-age = 100\n")
         with Server(self.root) as s:
             self.assertEqual(self.max_age(s), "public, max-age=100")
-            self.write_config("[server]\nproduction = yes\nmax-age = 200\n")
+            self.assertIn(b'href="/assets/a.txt"', s.get("/").body)
+            self.write_config("[server]\nproduction = yes\nmax-age = 200\nbase-path = /pre\n")
             line = self.sighup_line(s, 1)
             self.assertIn("re-read", line)
             self.assertNotIn("restart", line)
             self.assertEqual(self.max_age(s), "public, max-age=200")
+            self.assertIn(b'href="/pre/assets/a.txt"', s.get("/").body)  # a string, swapped live
 
             # A bad value: one line naming file:line, the old settings stay.
             self.write_config("[server]\nproduction = yes\nmax-age = forever\n")
