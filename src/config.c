@@ -642,11 +642,6 @@ static const char *const live_settings[] = {
     "quiet", "log-format", "max-age", "gzip-level", "trust-proxy", "base-path", "grace",
 };
 
-const char *config_live_names(void)
-{
-    return "quiet, log-format, max-age, gzip-level, trust-proxy, base-path, grace";
-}
-
 static bool is_live(const char *name)
 {
     for (size_t i = 0; i < sizeof(live_settings) / sizeof(live_settings[0]); i++) {

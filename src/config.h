@@ -79,13 +79,11 @@ void config_finish(struct config *c); /* accepts a zeroed struct */
 bool config_check_routes(const struct config *c);
 
 /* After SIGHUP: copies into running the settings that take effect on the
- * next request (see config_live_names), and lists in restart (comma
+ * next request (quiet, log-format, max-age, gzip-level, trust-proxy,
+ * base-path, grace), and lists in restart (comma
  * separated, "" if none) the ones that changed but only apply at start-up.
  * Replaced strings are kept until config_finish: a worker may hold one. */
 void config_apply_live(struct config *running, const struct config *fresh, char *restart,
                        size_t restart_size);
-
-/* The settings SIGHUP applies live, comma separated, for docs and logs. */
-const char *config_live_names(void);
 
 #endif
