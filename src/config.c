@@ -7,11 +7,14 @@
 #include <getopt.h>
 #include <ini.h>
 #include <limits.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef FOLIO_VERSION
@@ -33,7 +36,7 @@ static const struct setting {
     {"root", KIND_STRING, AT(root), 0, 0, "DIR", "article folder holding www/, fragments/, assets/ (.)"},
     {"host", KIND_STRING, AT(host), 0, 0, "ADDR", "address to listen on (127.0.0.1; 0.0.0.0 or :: for all)"},
     {"port", KIND_UINT, AT(port), 0, 65535, "N", "TCP port, 0 picks a free one (8000)"},
-    {"threads", KIND_UINT, AT(threads), 1, 256, "N", "worker threads (number of CPUs)"},
+    {"threads", KIND_UINT, AT(threads), 0, 256, "N", "worker threads (number of CPUs)"},
     {"production", KIND_BOOL, AT(production), 0, 0, NULL, "production mode: caching headers, no live reload"},
     {"live-reload", KIND_TRISTATE, AT(live_reload), 0, 0, NULL, "watch files and reload browsers (on in preview)"},
     {"base-path", KIND_STRING, AT(base_path), 0, 0, "PATH", "URL prefix a proxy strips, e.g. /article (none)"},
@@ -56,9 +59,9 @@ static const struct setting {
 #define SETTING_COUNT (sizeof(settings) / sizeof(settings[0]))
 
 static const struct config_route default_routes[] = {
-    {"/", "www", false},
-    {"/fragments/", "fragments", true},
-    {"/assets/", "assets", false},
+    {"/", "www", false, 0},
+    {"/fragments/", "fragments", true, 0},
+    {"/assets/", "assets", false, 0},
 };
 
 static char *xstrdup(const char *s)
@@ -116,6 +119,11 @@ void config_finish(struct config *c)
         free(c->routes[i].dir);
     }
     free(c->routes);
+    free(c->health_url);
+    for (size_t i = 0; i < c->retired_count; i++) {
+        free(c->retired[i]);
+    }
+    free(c->retired);
     *c = (struct config){0};
 }
 
@@ -189,6 +197,18 @@ static bool parse_unsigned(const char *v, bool with_suffix, unsigned long long *
     return *end == '\0';
 }
 
+/* An address or a name the resolver knows, as the server will bind it. */
+static bool host_valid(const char *host)
+{
+    struct addrinfo hints = {.ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host, "0", &hints, &res) != 0) {
+        return false;
+    }
+    freeaddrinfo(res);
+    return true;
+}
+
 static bool set_string(char **field, const char *name, const char *value, char *err,
                        size_t err_size)
 {
@@ -203,6 +223,10 @@ static bool set_string(char **field, const char *name, const char *value, char *
     }
     if (!value[0]) {
         return fail(err, err_size, "needs a value");
+    }
+    if (strcmp(name, "host") == 0 && !host_valid(value)) {
+        return fail(err, err_size, "'%s' is not an address to listen on (e.g. 127.0.0.1, 0.0.0.0, ::)",
+                    value);
     }
     free(*field);
     *field = xstrdup(value);
@@ -266,9 +290,9 @@ static char *route_folder(const char *value, bool *fragments)
     return dir;
 }
 
-/* set_route once the folder and the mark are apart. */
+/* set_route once the folder and the mark are apart; line: where the file set it. */
 static bool set_route_folder(struct config *c, const char *prefix, const char *dir, bool fragments,
-                             char *err, size_t err_size)
+                             int line, char *err, size_t err_size)
 {
     size_t len = strlen(prefix);
     if (prefix[0] != '/' || strstr(prefix, "//") || strstr(prefix, "/.") || strpbrk(prefix, "?#%\\ ")) {
@@ -304,25 +328,27 @@ static bool set_route_folder(struct config *c, const char *prefix, const char *d
             exit(1);
         }
         c->routes = grown;
-        c->routes[c->route_count++] =
-            (struct config_route){normal, xstrdup(dir), fragments || strcmp(normal, "/fragments/") == 0};
+        c->routes[c->route_count++] = (struct config_route){
+            normal, xstrdup(dir), fragments || strcmp(normal, "/fragments/") == 0, line};
         return true;
     }
     c->routes[i].fragments = fragments || strcmp(normal, "/fragments/") == 0;
     free(normal);
     free(c->routes[i].dir);
     c->routes[i].dir = xstrdup(dir);
+    c->routes[i].line = line;
     return true;
 }
 
 /* [routes] "/prefix/ = folder": adds or replaces a mount; an empty folder
  * removes it; "folder, fragments" marks a route whose HTML the page's script
  * fetches (no live-reload client, references resolved one folder up). */
-static bool set_route(struct config *c, const char *prefix, const char *value, char *err, size_t err_size)
+static bool set_route(struct config *c, const char *prefix, const char *value, int line, char *err,
+                      size_t err_size)
 {
     bool fragments;
     char *folder = route_folder(value, &fragments);
-    bool ok = set_route_folder(c, prefix, folder, fragments, err, err_size);
+    bool ok = set_route_folder(c, prefix, folder, fragments, line, err, err_size);
     free(folder);
     return ok;
 }
@@ -368,7 +394,7 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
     if (strcmp(section, "server") == 0) {
         ok = config_set(st->config, name, value, err, sizeof(err));
     } else if (strcmp(section, "routes") == 0) {
-        ok = set_route(st->config, name, value, err, sizeof(err));
+        ok = set_route(st->config, name, value, st->line, err, sizeof(err));
     } else {
         ok = fail(err, sizeof(err), "unknown section [%s] (expected [server] or [routes])", section);
     }
@@ -445,7 +471,7 @@ static void print_help(FILE *out)
                  "Serves an article (www/ at /, fragments/ at /fragments/, assets/ at /assets/)\n"
                  "and, in preview, reloads browsers when its files change.\n\n");
     fprintf(out, "  %-24s  %s\n", "-c, --config FILE",
-            "INI file with [server] and [routes] (config/folio.conf if present)");
+            "INI file with [server] and [routes] (ROOT/config/folio.conf if present)");
     for (size_t i = 0; i < SETTING_COUNT; i++) {
         const struct setting *s = &settings[i];
         char flag[64];
@@ -456,6 +482,8 @@ static void print_help(FILE *out)
         }
         fprintf(out, "  %-24s  %s\n", flag, s->help);
     }
+    fprintf(out, "  %-24s  %s\n", "    --health-check [URL]",
+            "exit 0 if the server (or URL) answers /__folio/health with 200, else 1");
     fprintf(out, "  %-24s  %s\n  %-24s  %s\n\n", "-h, --help", "this text", "-V, --version",
             "the version");
     fprintf(out, "Every setting can also come from the config file's [server] section (same name)\n"
@@ -466,11 +494,11 @@ static void print_help(FILE *out)
 /* getopt_long's table: each setting, and a --no- twin for the yes/no ones.
  * val indexes settings; the twin is val + SETTING_COUNT; then config, help,
  * version. */
-enum { OPT_CONFIG = 2 * SETTING_COUNT, OPT_HELP, OPT_VERSION };
+enum { OPT_CONFIG = 2 * SETTING_COUNT, OPT_HELP, OPT_VERSION, OPT_HEALTH_CHECK };
 
 static struct option *build_options(char names[][72])
 {
-    static struct option options[2 * SETTING_COUNT + 4];
+    static struct option options[2 * SETTING_COUNT + 5];
     size_t n = 0;
     for (size_t i = 0; i < SETTING_COUNT; i++) {
         bool yes_no = settings[i].kind == KIND_BOOL || settings[i].kind == KIND_TRISTATE;
@@ -483,6 +511,7 @@ static struct option *build_options(char names[][72])
     options[n++] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
     options[n++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     options[n++] = (struct option){"version", no_argument, NULL, OPT_VERSION};
+    options[n++] = (struct option){"health-check", optional_argument, NULL, OPT_HEALTH_CHECK};
     options[n] = (struct option){0};
     return options;
 }
@@ -508,6 +537,7 @@ enum config_result config_load(struct config *c, int argc, char **argv, char **e
     /* Pass 1: only --config, --help and --version (mako's two passes), so the
      * file can be read before the flags that override it. */
     const char *config_path = env_lookup(envp, "FOLIO_CONFIG");
+    const char *root = env_lookup(envp, "FOLIO_ROOT");
     opterr = 0;
     optind = 1;
     for (int opt; (opt = getopt_long(argc, argv, "c:hV", options, NULL)) != -1;) {
@@ -519,11 +549,21 @@ enum config_result config_load(struct config *c, int argc, char **argv, char **e
         } else if (opt == 'V' || opt == OPT_VERSION) {
             printf("folio %s\n", FOLIO_VERSION);
             return CONFIG_EXIT;
+        } else if (opt == OPT_HEALTH_CHECK) {
+            c->health_check = true;
+            free(c->health_url);
+            c->health_url = optarg ? xstrdup(optarg) : NULL;
+        } else if (opt >= 0 && opt < (int)SETTING_COUNT && strcmp(settings[opt].name, "root") == 0) {
+            root = optarg;
         }
     }
 
-    if (!config_path && access("config/folio.conf", F_OK) == 0) {
-        config_path = "config/folio.conf";
+    /* The article's own settings: ROOT/config/folio.conf, wherever folio
+     * was started from (root itself comes from the flag or FOLIO_ROOT). */
+    char default_path[PATH_MAX];
+    snprintf(default_path, sizeof(default_path), "%s/config/folio.conf", root && *root ? root : ".");
+    if (!config_path && access(default_path, F_OK) == 0) {
+        config_path = strncmp(default_path, "./", 2) == 0 ? default_path + 2 : default_path;
     }
     char *text = NULL;
     if (config_path && !read_file(config_path, &text, err, sizeof(err))) {
@@ -547,7 +587,7 @@ enum config_result config_load(struct config *c, int argc, char **argv, char **e
 
     /* The environment: PORT first (platforms set it), then FOLIO_* over it. */
     const char *port = env_lookup(envp, "PORT");
-    if (port && !config_set(c, "port", port, err, sizeof(err))) {
+    if (port && port[0] && !config_set(c, "port", port, err, sizeof(err))) {
         fprintf(stderr, "folio: PORT: %s\n", err);
         return CONFIG_INVALID;
     }
@@ -591,9 +631,142 @@ enum config_result config_load(struct config *c, int argc, char **argv, char **e
             }
         }
     }
+    if (c->health_check && !c->health_url && optind == argc - 1) {
+        c->health_url = xstrdup(argv[optind++]); /* --health-check URL */
+    }
     if (optind < argc) {
         fprintf(stderr, "folio: unexpected argument '%s' (see --help)\n", argv[optind]);
         return CONFIG_INVALID;
     }
     return CONFIG_OK;
+}
+
+bool config_check_routes(const struct config *c)
+{
+    struct stat st;
+    if (stat(c->root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return true; /* routes_open names the root itself */
+    }
+    for (size_t i = 0; i < c->route_count; i++) {
+        const struct config_route *r = &c->routes[i];
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s%s%s", r->dir[0] == '/' ? "" : c->root,
+                 r->dir[0] == '/' ? "" : "/", r->dir);
+        errno = 0;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            continue;
+        }
+        const char *why = errno ? strerror(errno) : "not a folder";
+        if (r->line) {
+            fprintf(stderr, "folio: %s:%d: route %s: folder %s: %s\n", c->config_path, r->line,
+                    r->prefix, path, why);
+        } else {
+            fprintf(stderr, "folio: route %s: folder %s: %s (a default route; '%s =' under [routes] "
+                            "in the config file drops it)\n", r->prefix, path, why, r->prefix);
+        }
+        return false;
+    }
+    return true;
+}
+
+/* Read on each request by http.c, so a new value shows on the next one.
+ * Everything else is bound into the daemon, the watcher or the cache at
+ * start-up and needs a restart. */
+static const char *const live_settings[] = {
+    "quiet", "log-format", "max-age", "gzip-level", "trust-proxy", "base-path", "grace",
+};
+
+static bool is_live(const char *name)
+{
+    for (size_t i = 0; i < sizeof(live_settings) / sizeof(live_settings[0]); i++) {
+        if (strcmp(live_settings[i], name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool routes_equal(const struct config *a, const struct config *b)
+{
+    if (a->route_count != b->route_count) {
+        return false;
+    }
+    for (size_t i = 0; i < a->route_count; i++) {
+        if (strcmp(a->routes[i].prefix, b->routes[i].prefix) || strcmp(a->routes[i].dir, b->routes[i].dir)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Copies one setting's value; a replaced string is retired, not freed. */
+static void copy_setting(struct config *to, const struct config *from, const struct setting *s)
+{
+    void *dst = (char *)to + s->offset;
+    const void *src = (const char *)from + s->offset;
+    switch (s->kind) {
+    case KIND_STRING: {
+        char **retired = realloc(to->retired, (to->retired_count + 1) * sizeof(*retired));
+        if (!retired) {
+            return; /* keep the old value rather than lose track of it */
+        }
+        to->retired = retired;
+        to->retired[to->retired_count++] = *(char **)dst;
+        *(char **)dst = xstrdup(*(char *const *)src);
+        return;
+    }
+    case KIND_UINT:
+    case KIND_BYTES:
+        *(unsigned *)dst = *(const unsigned *)src;
+        return;
+    case KIND_BOOL:
+        *(bool *)dst = *(const bool *)src;
+        return;
+    case KIND_TRISTATE:
+        *(int *)dst = *(const int *)src;
+        return;
+    case KIND_LOG_FORMAT:
+        *(enum log_format *)dst = *(const enum log_format *)src;
+        return;
+    }
+}
+
+static bool setting_equal(const struct config *a, const struct config *b, const struct setting *s)
+{
+    const void *x = (const char *)a + s->offset, *y = (const char *)b + s->offset;
+    switch (s->kind) {
+    case KIND_STRING:
+        return strcmp(*(char *const *)x, *(char *const *)y) == 0;
+    case KIND_UINT:
+    case KIND_BYTES:
+        return *(const unsigned *)x == *(const unsigned *)y;
+    case KIND_BOOL:
+        return *(const bool *)x == *(const bool *)y;
+    case KIND_TRISTATE:
+        return *(const int *)x == *(const int *)y;
+    case KIND_LOG_FORMAT:
+        return *(const enum log_format *)x == *(const enum log_format *)y;
+    }
+    return true;
+}
+
+void config_apply_live(struct config *running, const struct config *fresh, char *restart,
+                       size_t restart_size)
+{
+    size_t used = 0;
+    restart[0] = '\0';
+    for (size_t i = 0; i < SETTING_COUNT; i++) {
+        const struct setting *s = &settings[i];
+        if (setting_equal(running, fresh, s)) {
+            continue;
+        }
+        if (is_live(s->name)) {
+            copy_setting(running, fresh, s);
+        } else if (used < restart_size) {
+            used += (size_t)snprintf(restart + used, restart_size - used, "%s%s", used ? ", " : "", s->name);
+        }
+    }
+    if (!routes_equal(running, fresh) && used < restart_size) {
+        snprintf(restart + used, restart_size - used, "%s[routes]", used ? ", " : "");
+    }
 }

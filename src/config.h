@@ -22,6 +22,7 @@ struct config_route {
     char *prefix; /* URL prefix, starts and ends with "/" */
     char *dir;    /* folder, relative to root unless absolute */
     bool fragments; /* its HTML is fetched by script, never a page: "dir, fragments"; /fragments/ always */
+    int line;     /* where the config file set it, 0: a default */
 };
 
 struct config {
@@ -46,6 +47,10 @@ struct config {
     unsigned event_stream_limit; /* open live-reload event streams */
     struct config_route *routes;
     size_t route_count;
+    bool health_check; /* --health-check: ask a running server, serve nothing */
+    char *health_url;  /* its URL, NULL: from host and port */
+    char **retired;    /* strings a reload replaced: workers may still read them */
+    size_t retired_count;
 };
 
 enum config_result {
@@ -71,5 +76,18 @@ bool config_apply_ini(struct config *c, const char *text, char *err, size_t err_
 bool config_live_reload(const struct config *c);
 
 void config_finish(struct config *c); /* accepts a zeroed struct */
+
+/* Whether the root and every route folder exist, once all layers are in.
+ * If not, one line on stderr names the route and where it came from
+ * (file:line, or the default and how to drop it). */
+bool config_check_routes(const struct config *c);
+
+/* After SIGHUP: copies into running the settings that take effect on the
+ * next request (quiet, log-format, max-age, gzip-level, trust-proxy,
+ * base-path, grace), and lists in restart (comma
+ * separated, "" if none) the ones that changed but only apply at start-up.
+ * Replaced strings are kept until config_finish: a worker may hold one. */
+void config_apply_live(struct config *running, const struct config *fresh, char *restart,
+                       size_t restart_size);
 
 #endif

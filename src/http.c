@@ -998,8 +998,8 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
     s->starting = true;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-    s->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, handle_request, s,
+    s->daemon = MHD_start_daemon( /* the port asked for, so MHD's bind error names it */
+        flags, (uint16_t)c->port, NULL, NULL, handle_request, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->connection_limit,

@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache.h"
 #include "config.h"
+#include "health.h"
 #include "http.h"
 #include "livereload.h"
 #include "mime.h"
@@ -40,17 +42,147 @@ static size_t files_watched(void *lr)
     return livereload_watch_count(lr);
 }
 
+/* threads = 0 means one per CPU. */
+static unsigned worker_threads(unsigned threads)
+{
+    if (threads == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus > 0 && cpus < 64 ? (unsigned)cpus : 4;
+    }
+    return threads;
+}
+
+/* Runs config_load once more with the same flags and environment, with its
+ * stderr caught so a failure is one line that says what happened; returns
+ * what config_load did. */
+static enum config_result reload_config(struct config *fresh, int argc, char **argv, char *why,
+                                        size_t why_size)
+{
+    int pipefd[2], saved = -1;
+    fflush(stderr);
+    if (pipe2(pipefd, O_CLOEXEC) == 0) {
+        saved = dup(STDERR_FILENO);
+        dup2(pipefd[1], STDERR_FILENO);
+        close(pipefd[1]);
+    }
+    enum config_result result = config_load(fresh, argc, argv, environ);
+    if (result == CONFIG_OK && !config_check_routes(fresh)) {
+        result = CONFIG_INVALID;
+    }
+    why[0] = '\0';
+    if (saved >= 0) {
+        fflush(stderr);
+        dup2(saved, STDERR_FILENO); /* closes the pipe's write end: the read ends */
+        close(saved);
+        ssize_t n = read(pipefd[0], why, why_size - 1); /* one line, far below the pipe's 64 KiB */
+        why[n > 0 ? n : 0] = '\0';
+        close(pipefd[0]);
+    }
+    why[strcspn(why, "\n")] = '\0';
+    if (strncmp(why, "folio: ", 7) == 0) {
+        memmove(why, why + 7, strlen(why + 7) + 1);
+    }
+    return result;
+}
+
+/* SIGHUP: the config file again. A bad one changes nothing; a good one
+ * applies what can change under running requests and names the rest. */
+static void on_sighup(struct config *running, int argc, char **argv)
+{
+    struct config fresh;
+    char why[512], restart[512];
+    const char *file = running->config_path ? running->config_path : "(no config file)";
+    if (reload_config(&fresh, argc, argv, why, sizeof(why)) != CONFIG_OK) {
+        fprintf(stderr, "folio: SIGHUP: %s; still serving with the previous settings\n",
+                why[0] ? why : "the settings did not load");
+        config_finish(&fresh);
+        return;
+    }
+    fresh.threads = worker_threads(fresh.threads); /* as the running one was */
+    config_apply_live(running, &fresh, restart, sizeof(restart));
+    fprintf(stderr, "folio: SIGHUP: re-read %s%s%s%s\n", file, restart[0] ? "; needs a restart: " : "",
+            restart, restart[0] ? " (kept as they were)" : "");
+    config_finish(&fresh);
+}
+
 /* Signals are taken synchronously by this thread alone: every thread started
- * later inherits the blocked mask, so no handler runs in a worker. */
-static int wait_for_stop_signal(void)
+ * later inherits the blocked mask, so no handler runs in a worker. SIGHUP
+ * reloads and waits on. */
+static int wait_for_stop_signal(struct config *config, int argc, char **argv)
 {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
     int sig = 0;
-    sigwait(&set, &sig);
+    while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
+        on_sighup(config, argc, argv);
+    }
     return sig;
+}
+
+/* Bytes the kernel still holds for clients of the server on port: the
+ * tx_queue of every socket with that local port in /proc/net/tcp and tcp6
+ * (closed sockets stay listed until their data is acknowledged). */
+static unsigned long unsent_bytes(unsigned port)
+{
+    unsigned long total = 0;
+    const char *const tables[] = {"/proc/self/net/tcp", "/proc/self/net/tcp6"};
+    for (size_t t = 0; t < 2; t++) {
+        FILE *f = fopen(tables[t], "r");
+        char line[512];
+        while (f && fgets(line, sizeof(line), f)) {
+            char local[64];
+            unsigned state;
+            unsigned long tx;
+            /* "  0: 0100007F:1F40 0100007F:D2A4 01 00000000:00000000 ..." */
+            if (sscanf(line, " %*d: %63s %*s %x %lx:", local, &state, &tx) != 3) {
+                continue;
+            }
+            const char *colon = strrchr(local, ':');
+            if (colon && strtoul(colon + 1, NULL, 16) == port && state != 0x0A /* LISTEN */) {
+                total += tx;
+            }
+        }
+        if (f) {
+            fclose(f);
+        }
+    }
+    return total;
+}
+
+/* After the last response left folio, its tail may still sit in the kernel's
+ * send buffers. In a container that is lost when folio exits: the engine
+ * removes the network namespace's interface at once, and a slow client never
+ * gets the rest. So, until the deadline, wait for those buffers to drain. */
+static void wait_for_unsent(unsigned port, const struct timespec *deadline)
+{
+    struct timespec now, tick = {0, 20 * 1000 * 1000};
+    while (unsent_bytes(port) > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > deadline->tv_sec ||
+            (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec)) {
+            return;
+        }
+        nanosleep(&tick, NULL);
+    }
+}
+
+/* --health-check [URL]: 0 when the server answers 200, 1 otherwise. */
+static int run_health_check(const struct config *config)
+{
+    char url[300], err[512];
+    if (!config->health_url && !health_default_url(config, url, sizeof(url), err, sizeof(err))) {
+        fprintf(stderr, "folio: --health-check: %s\n", err);
+        return 2;
+    }
+    const char *target = config->health_url ? config->health_url : url;
+    int status = health_check(target, 2000, err, sizeof(err));
+    if (status != 0) {
+        fprintf(stderr, "folio: --health-check %s: %s\n", target, err);
+    }
+    return status;
 }
 
 static struct livereload *start_live_reload(const struct routes *routes, struct sse_hub *hub,
@@ -86,10 +218,16 @@ int main(int argc, char **argv)
         config_finish(&config);
         return 2;
     }
-    if (config.threads == 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        config.threads = cpus > 0 && cpus < 64 ? (unsigned)cpus : 4;
+    if (config.health_check) {
+        int health = run_health_check(&config);
+        config_finish(&config);
+        return health;
     }
+    if (!config_check_routes(&config)) {
+        config_finish(&config);
+        return 2;
+    }
+    config.threads = worker_threads(config.threads);
 
     char err[512];
     struct routes routes;
@@ -106,6 +244,7 @@ int main(int argc, char **argv)
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     signal(SIGPIPE, SIG_IGN); /* a closed stdout must not kill the server */
 
@@ -140,9 +279,14 @@ int main(int argc, char **argv)
                v6 && !any ? "[" : "", any ? "127.0.0.1" : host, v6 && !any ? "]" : "",
                http_server_port(server));
         fflush(stdout);
-        int sig = wait_for_stop_signal();
+        int sig = wait_for_stop_signal(&config, argc, argv);
         fprintf(stderr, "folio: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        unsigned port = http_server_port(server);
+        struct timespec deadline;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += config.grace;
         http_server_stop(server, config.grace);
+        wait_for_unsent(port, &deadline);
         status = 0;
     }
     livereload_destroy(lr);

@@ -65,7 +65,7 @@ class Usage(Fixture):
     def test_bad_flags(self):
         self.assert_bad(run("--root", self.root, "--port", "99999"), "--port", "'99999'", "0 to 65535")
         self.assert_bad(run("--root", self.root, "--log-format", "xml"), "--log-format", "common, combined, json")
-        self.assert_bad(run("--root", self.root, "--threads", "0"), "--threads")
+        self.assert_bad(run("--root", self.root, "--threads", "257"), "--threads", "0 to 256")
         self.assert_bad(run("--root", self.root, "--bogus"), "unknown option '--bogus'")
         self.assert_bad(run("--root", self.root, "--port"), "--port needs a value")
         self.assert_bad(run("--root", self.root, "stray"), "unexpected argument 'stray'")
@@ -92,12 +92,18 @@ class Usage(Fixture):
                         "absent.conf", "No such file")
         self.assert_bad(run("--root", self.root, env={"FOLIO_CONFIG": self.tmp}), "config", self.tmp)
 
-    def test_default_config_is_read_from_the_working_folder(self):
-        os.makedirs(os.path.join(self.tmp, "cwd", "config"), exist_ok=True)
-        with open(os.path.join(self.tmp, "cwd", "config", "folio.conf"), "w") as f:
+    def test_default_config_is_read_from_the_root(self):
+        # ROOT/config/folio.conf, wherever folio starts; the working folder's is not read.
+        root = os.path.join(self.tmp, "rooted")
+        for d in ("www", "fragments", "assets", "config"):
+            os.makedirs(os.path.join(root, d), exist_ok=True)
+        with open(os.path.join(root, "config", "folio.conf"), "w") as f:
             f.write("[server]\nlog-format = yaml\n")
-        self.assert_bad(run("--root", self.root, cwd=os.path.join(self.tmp, "cwd")),
-                        "config/folio.conf:2:", "log-format")
+        self.assert_bad(run("--root", root, cwd="/"), root + "/config/folio.conf:2:", "log-format")
+        self.assert_bad(run(env={"FOLIO_ROOT": root}, cwd="/"), root + "/config/folio.conf:2:")
+        self.assert_bad(run(cwd=root), "config/folio.conf:2:", "log-format")
+        self.assertEqual(run("--root", self.root, "--port", "99999", cwd=root).stderr,
+                         "folio: --port: '99999' is not a number from 0 to 65535\n")
 
 
 class Layers(Fixture):
@@ -154,6 +160,7 @@ class Layers(Fixture):
         self.assertEqual(r.returncode, 1)
         self.assertIn("cannot listen on 127.0.0.1 port %d" % port, r.stderr)
         self.assertIn("in use", r.stderr)
+        self.assertNotIn("port 0", r.stderr)  # MHD's own words name the port asked for too
 
     def test_ipv6_loopback(self):
         r = Server(self.root)

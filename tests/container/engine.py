@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""A Docker engine for the container suite, on a machine with no registry.
+
+There is nothing to pull here, so the base image is made locally: a Debian 12
+root file system from mmdebstrap (cached in FOLIO_CI_CACHE, default
+/var/cache/folio-ci), imported as debian:bookworm-slim. If a dockerd already
+answers on /var/run/docker.sock it is used as it is; otherwise a private one is
+started (data root in the cache, so image layers stay warm between runs; exec
+root, socket and pid file in a scratch folder) and, at the end, stopped by its
+PID, with what dockerd leaves behind removed: /etc/docker/key.json,
+/var/run/docker*, the docker0 and br-* bridges, the iptables rules, and
+ip_forward, each only if it was not there before.
+
+As a library: `with Engine() as engine: engine.docker("ps")`.
+As a command: `engine.py -- CMD ARGS...` runs CMD with DOCKER_HOST and
+DOCKER=/usr/bin/docker set, then takes the engine down; exits with CMD's status.
+"""
+
+import fcntl
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+DOCKER = "/usr/bin/docker"  # Debian's client; /usr/local/bin may hold another
+BASE_IMAGE = "debian:bookworm-slim"
+SYSTEM_SOCKET = "/var/run/docker.sock"
+
+
+def _log(msg):
+    print(f"engine: {msg}", file=sys.stderr, flush=True)
+
+
+def _run(cmd, **kw):
+    """Runs cmd; on failure raises with its own output, never hides it."""
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, **kw)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}")
+    return proc.stdout
+
+
+def _answers(sock_path):
+    """Whether a Docker engine answers /_ping on this unix socket."""
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(2)
+            s.connect(sock_path)
+            s.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
+            return s.recv(64).split(b" ")[1:2] == [b"200"]
+    except (OSError, IndexError):
+        return False
+
+
+def _links():
+    return set(os.listdir("/sys/class/net"))
+
+
+def _iptables_save(cmd):
+    try:
+        return _run([cmd])
+    except (RuntimeError, FileNotFoundError):
+        return None
+
+
+def _tables(save):
+    """iptables-save text as {table: [lines]}; builtin chains keep their policy."""
+    tables, current = {}, None
+    for line in (save or "").splitlines():
+        if line.startswith("*"):
+            current = tables.setdefault(line[1:], [])
+        elif current is not None and line and not line.startswith(("#", "COMMIT")):
+            current.append(line)
+    return tables
+
+
+def _iptables_restore(tool, saved):
+    """Puts every table back as it was before dockerd; a table dockerd brought
+    into being is emptied, its builtin chains back to ACCEPT. iptables-restore
+    replaces each table it is given, and only those."""
+    if saved is None:
+        return
+    before, now = _tables(saved), _tables(_iptables_save(tool + "-save"))
+    text = ""
+    for table, lines in now.items():
+        if table in before:
+            keep = before[table]
+        else:
+            keep = [ln.split(" ")[0] + " ACCEPT [0:0]" for ln in lines
+                    if ln.startswith(":") and ln.split(" ")[1] != "-"]
+        if keep != lines:
+            text += f"*{table}\n" + "".join(ln + "\n" for ln in keep) + "COMMIT\n"
+    if text:
+        subprocess.run([tool + "-restore"], input=text, text=True, check=True)
+
+
+class Engine:
+    """A running Docker engine with debian:bookworm-slim in it."""
+
+    def __init__(self, cache=None):
+        self.cache = cache or os.environ.get("FOLIO_CI_CACHE", "/var/cache/folio-ci")
+        self.env = dict(os.environ)
+        self.proc = None
+        self.scratch = None
+        self.lock = None
+
+    # -- the base image ---------------------------------------------------
+    def rootfs(self):
+        """Path of the cached Debian 12 minbase tarball, built once (~45 s)."""
+        path = os.path.join(self.cache, "rootfs.tar")
+        if not os.path.exists(path):
+            _log("building the Debian 12 root file system (mmdebstrap, once)")
+            partial = os.path.join(self.cache, "rootfs-partial.tar")  # mmdebstrap picks the format by suffix
+            _run(["mmdebstrap", "--variant=minbase", "bookworm", partial])
+            os.rename(partial, path)
+        return path
+
+    def _import_base(self):
+        tar = self.rootfs()
+        stamp = os.path.join(self.cache, "imported")
+        have = subprocess.run([DOCKER, "image", "inspect", BASE_IMAGE], env=self.env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+        fresh = os.path.exists(stamp) and os.path.getmtime(stamp) >= os.path.getmtime(tar)
+        if have and (self.system or fresh):
+            return
+        _log(f"docker import {tar} {BASE_IMAGE}")
+        _run([DOCKER, "import", tar, BASE_IMAGE], env=self.env)
+        if not self.system:
+            open(stamp, "w").close()
+
+    # -- the engine ---------------------------------------------------------
+    def __enter__(self):
+        os.makedirs(self.cache, exist_ok=True)
+        self.system = _answers(SYSTEM_SOCKET)
+        try:
+            if self.system:
+                _log(f"using the running dockerd at {SYSTEM_SOCKET}")
+                self.env["DOCKER_HOST"] = "unix://" + SYSTEM_SOCKET
+            else:
+                self._start()
+            self.env["DOCKER"] = DOCKER
+            self._import_base()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _start(self):
+        # One private engine at a time: they would share the data root, docker0
+        # and the iptables chains. A second run waits for the first.
+        self.lock = open(os.path.join(self.cache, "engine.lock"), "w")
+        fcntl.flock(self.lock, fcntl.LOCK_EX)
+        self.before = {
+            "links": _links(),
+            "key": os.path.exists("/etc/docker/key.json"),
+            "etc": os.path.exists("/etc/docker"),
+            "run": {p for p in ("/var/run/docker", "/var/run/docker.pid", "/var/run/docker.sock")
+                    if os.path.lexists(p)},
+            "iptables": _iptables_save("iptables-save"),
+            "ip6tables": _iptables_save("ip6tables-save"),
+            "forward": open("/proc/sys/net/ipv4/ip_forward").read(),
+        }
+        # Short paths: containerd's sockets go under the exec root (108-byte limit).
+        self.scratch = tempfile.mkdtemp(prefix="folio-dockerd-", dir="/tmp")
+        sock = os.path.join(self.scratch, "docker.sock")
+        self.log_path = os.path.join(self.scratch, "dockerd.log")
+        data_root = os.path.join(self.cache, "docker")
+        cmd = ["dockerd", "--data-root", data_root, "--exec-root", os.path.join(self.scratch, "x"),
+               "-H", "unix://" + sock, "--pidfile", os.path.join(self.scratch, "dockerd.pid"),
+               "--storage-driver", "overlay2"]
+        _log("starting a private dockerd (" + " ".join(cmd[1:]) + ")")
+        with open(self.log_path, "w") as log:
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        self.env["DOCKER_HOST"] = "unix://" + sock
+        deadline = time.monotonic() + 60
+        while not _answers(sock):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("dockerd did not start:\n" + open(self.log_path).read()[-4000:])
+            time.sleep(0.2)
+
+    def __exit__(self, *exc):
+        if self.proc:
+            self._stop()
+        if self.lock:
+            self.lock.close()
+            self.lock = None
+
+    def _stop(self):
+        # Networks compose left would keep br-* bridges and their rules.
+        subprocess.run([DOCKER, "network", "prune", "-f"], env=self.env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        self.proc.terminate()  # by its PID: SIGTERM, dockerd stops its containers and containerd
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+        b = self.before
+        for link in _links() - b["links"]:
+            if link == "docker0" or link.startswith(("br-", "veth")):
+                subprocess.run(["ip", "link", "delete", link], stderr=subprocess.DEVNULL)
+        if not b["key"] and os.path.exists("/etc/docker/key.json"):
+            os.remove("/etc/docker/key.json")
+        if not b["etc"] and os.path.isdir("/etc/docker") and not os.listdir("/etc/docker"):
+            os.rmdir("/etc/docker")
+        for p in ("/var/run/docker", "/var/run/docker.pid", "/var/run/docker.sock"):
+            if p not in b["run"] and os.path.lexists(p):
+                shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)
+        for tool in ("iptables", "ip6tables"):
+            _iptables_restore(tool, b[tool])
+        with open("/proc/sys/net/ipv4/ip_forward", "w") as f:
+            f.write(b["forward"])
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def docker(self, *args, check=True, timeout=600, **kw):
+        """Runs Debian's docker client against this engine; returns its result."""
+        proc = subprocess.run([DOCKER, *args], env=self.env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, timeout=timeout, **kw)
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"docker {' '.join(args)} failed ({proc.returncode}):\n"
+                               f"{proc.stdout[-4000:]}{proc.stderr[-4000:]}")
+        return proc
+
+
+def main(argv):
+    if "--" not in argv or argv.index("--") == len(argv) - 1:
+        print("usage: engine.py -- COMMAND [ARGS...]", file=sys.stderr)
+        return 2
+    cmd = argv[argv.index("--") + 1:]
+    with Engine() as engine:
+        return subprocess.run(cmd, env=engine.env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The README's second command, `bash .ci/run`, exactly as written, in a fresh
+# Debian 12 container (debian:bookworm-slim, imported by engine.py) with a copy
+# of this repo mounted. By hand, not in CI: CI would run itself inside itself.
+#   bash tests/container/fresh-ci.sh        # log in /tmp/folio-fresh-ci-*/log
+# What the container needs, and why:
+# - --cap-add SYS_ADMIN --security-opt seccomp=unconfined: the suites make
+#   user and mount namespaces (the inotify-limit test, Chromium); --network
+#   host: IPv6 loopback and the npm registry as the host reaches it.
+# - the host's CA bundle, outside /etc/ssl (the container's ca-certificates
+#   package rewrites that file), as NODE_EXTRA_CA_CERTS: npm reaches its
+#   registry from these machines only with it. apt needs nothing.
+# - the engine's socket as /var/run/docker.sock, and the same /tmp folder and
+#   /var/cache/folio-ci at the same paths: the container suite inside then
+#   uses this engine (engine.py takes a running dockerd as it is) and its
+#   bind mounts name paths that exist where the engine runs.
+# - /usr/sbin/policy-rc.d (exit 101), as Docker's own Debian images have:
+#   without it, installing docker.io would start a second dockerd inside.
+# Known to fail inside a container: the inotify-limit test needs a writable
+# /proc/sys.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if [[ -z "${DOCKER_HOST:-}" ]]; then
+  exec python3 tests/container/engine.py -- bash "$0" "$@"
+fi
+work=$(mktemp -d /tmp/folio-fresh-ci-XXXXXX)
+chmod 755 "$work"
+mkdir -p "$work/tmp" "$work/repo"
+chmod 1777 "$work/tmp"
+tar -c --exclude='./build*' --exclude=node_modules --exclude=.git . | tar -x -C "$work/repo"
+ca=/etc/ssl/certs/ca-certificates.crt
+echo "fresh-ci: bash .ci/run in a fresh debian:bookworm-slim; log: $work/log"
+set +e
+"$DOCKER" run --rm --name "folio-fresh-ci-$$" \
+  --cap-add SYS_ADMIN --security-opt seccomp=unconfined --network host \
+  -v "$work/repo:/repo" -w /repo \
+  -v "$work/tmp:$work/tmp" -e TMPDIR="$work/tmp" \
+  -v "${DOCKER_HOST#unix://}:/var/run/docker.sock" \
+  -v /var/cache/folio-ci:/var/cache/folio-ci \
+  -v "$ca:/host-ca/ca-certificates.crt:ro" -e NODE_EXTRA_CA_CERTS=/host-ca/ca-certificates.crt \
+  debian:bookworm-slim \
+  bash -c 'printf "#!/bin/sh\nexit 101\n" >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && bash .ci/run' \
+  >"$work/log" 2>&1
+status=$?
+set -e
+tail -n 12 "$work/log"
+echo "fresh-ci: exit $status (log: $work/log)"
+exit "$status"

@@ -1,0 +1,305 @@
+"""The container suite: folio's image built and run by a real Docker engine.
+
+engine.py provides the engine (a private dockerd unless one runs) and the
+base image, imported from an mmdebstrap tarball: nothing is pulled. Checks:
+the image as built (runtime libraries only, non-root, port, health check);
+run --read-only --user 65534 --cap-drop ALL with a published port, the
+article loads in Chromium with every fragment filled; HEALTHCHECK reaches
+healthy; `docker stop` during a slow 2 MB download lets it finish and the
+container exits 0; a custom article mounted at /article is served; a PORT
+the platform injects is honoured; config/compose.yaml (nginx in front of two
+replicas) serves the article from both; and the README's first command, run
+exactly as written in a fresh container from the base image with a copy of
+the repo mounted, serves the article. Every wait is bounded; stdlib only.
+"""
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from engine import DOCKER, Engine  # noqa: E402
+from folio import main  # noqa: E402
+
+SOURCE_ROOT = os.path.abspath(os.environ.get("FOLIO_SOURCE_ROOT") or os.path.join(HERE, "..", ".."))
+IMAGE = "folio:ci"
+TITLE = "The Memory Wall"  # the repo article's <title>
+BIG = 2 << 20              # the slow download's size
+engine = None
+scratch = None
+run_id = "folio-ci-%d" % os.getpid()
+
+
+def setUpModule():
+    global engine, scratch
+    scratch = tempfile.mkdtemp(prefix="folio-container-")
+    os.chmod(scratch, 0o755)  # containers run as 65534 and read mounts from here
+    engine = Engine().__enter__()
+    try:
+        # The build stage tagged too, so pruning what older runs left untagged
+        # keeps its layers: warm runs compile and install nothing again.
+        engine.docker("build", "--target", "build", "-t", IMAGE + "-build", SOURCE_ROOT, timeout=900)
+        engine.docker("build", "-t", IMAGE, SOURCE_ROOT, timeout=900)
+        engine.docker("image", "prune", "-f")
+    except BaseException:
+        tearDownModule()
+        raise
+
+
+def tearDownModule():
+    global engine
+    if engine:
+        names = engine.docker("ps", "-aq", "--filter", "label=" + run_id, check=False).stdout.split()
+        if names:
+            engine.docker("rm", "-f", *names, check=False)
+        engine.__exit__(None, None, None)
+        engine = None
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def wait_for(condition, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
+
+
+def http_get(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.read().decode("utf-8", "replace")
+
+
+def served(url):
+    try:
+        return http_get(url)
+    except OSError:
+        return None
+
+
+def chromium(url, min_fragments=4):
+    """tests/container/article.mjs: every fragment filled, no failed request."""
+    return subprocess.run(["node", os.path.join(HERE, "article.mjs"), url, str(min_fragments)],
+                          capture_output=True,
+                          text=True, timeout=120, cwd=os.path.join(SOURCE_ROOT, "tests"))
+
+
+class Container:
+    """docker run -d with the options given; the published 8080 (or port)
+    found with `docker port`; removed on exit."""
+
+    def __init__(self, *args, image=IMAGE, port=8080):
+        self.args, self.image, self.port = list(args), image, port
+
+    def __enter__(self):
+        self.id = engine.docker("run", "-d", "--label", run_id, *self.args, self.image).stdout.strip()
+        out = engine.docker("port", self.id, "%d/tcp" % self.port).stdout.split()[0]
+        self.url = "http://%s/" % out.replace("0.0.0.0", "127.0.0.1")
+        return self
+
+    def inspect(self, fmt):
+        return engine.docker("inspect", "-f", fmt, self.id).stdout.strip()
+
+    def logs(self):
+        r = engine.docker("logs", self.id, check=False)
+        return r.stdout + r.stderr
+
+    def __exit__(self, *exc):
+        engine.docker("rm", "-f", self.id, check=False)
+
+
+def locked_down(*extra):
+    return ["--read-only", "--user", "65534", "--cap-drop", "ALL", "-p", "127.0.0.1::8080", *extra]
+
+
+def readme_loader():
+    """The minimal fragment loader the README's "Write your own article" shows."""
+    with open(os.path.join(SOURCE_ROOT, "README.md")) as f:
+        section = f.read().split("## Write your own article", 1)[1]
+    return re.search(r"```html\n(.*?)```", section, re.S).group(1)
+
+
+def make_article(name, title):
+    """A small article of one's own: a page with the README's loader, its
+    fragment (with a script the loader must run), a 2 MB asset."""
+    root = os.path.join(scratch, name)
+    for d in ("www", "fragments", "assets"):
+        os.makedirs(os.path.join(root, d))
+    with open(os.path.join(root, "www", "index.html"), "w") as f:
+        f.write("<!doctype html><html lang=en><meta charset=utf-8><title>%s</title>\n%s"
+                % (title, readme_loader()))
+    with open(os.path.join(root, "fragments", "intro.html"), "w") as f:
+        f.write("<p>a fragment</p><script>document.title += ' (scripted)';</script>\n")
+    with open(os.path.join(root, "assets", "big.bin"), "wb") as f:
+        f.write(os.urandom(BIG))
+    for dirpath, dirs, files in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for name in files:
+            os.chmod(os.path.join(dirpath, name), 0o644)
+    return root
+
+
+class Image(unittest.TestCase):
+    def test_image_as_built(self):
+        cfg = engine.docker("image", "inspect", "-f",
+                            "{{.Config.User}}|{{json .Config.ExposedPorts}}|{{json .Config.Env}}|"
+                            "{{json .Config.Healthcheck.Test}}", IMAGE).stdout.strip().split("|")
+        self.assertEqual(cfg[0], "65534:65534")
+        self.assertIn('"8080/tcp"', cfg[1])
+        self.assertIn('"PORT=8080"', cfg[2])
+        self.assertEqual(cfg[3], '["CMD","folio","--health-check"]')
+        # Runtime libraries only: no compiler, no headers, no apt lists; folio on PATH.
+        probe = engine.docker("run", "--rm", "--label", run_id, "--entrypoint", "/bin/sh", IMAGE, "-c",
+                              "command -v folio; command -v gcc cc meson || true; "
+                              "ls /usr/include/microhttpd.h 2>/dev/null; ls /var/lib/apt/lists | grep -v -e lock -e partial || true")
+        self.assertEqual(probe.stdout.split(), ["/usr/local/bin/folio"])
+
+
+class Run(unittest.TestCase):
+    def test_article_in_chromium_and_healthy(self):
+        with Container(*locked_down()) as c:
+            status, body = wait_for(lambda: served(c.url), 20, "the article")
+            self.assertEqual(status, 200)
+            self.assertIn(TITLE, body)
+            health = http_get(c.url + "__folio/health")[1]
+            self.assertIn('"mode":"production"', health.replace(" ", ""))
+            r = chromium(c.url)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertRegex(r.stdout, r"\n[1-9]\d* passed, 0 failed")
+            wait_for(lambda: c.inspect("{{.State.Health.Status}}") == "healthy", 60, "healthy")
+            # The access log is on stdout, where `docker logs` finds it.
+            self.assertRegex(c.logs(), r'"GET / HTTP/1\.1" 200')
+
+    def test_stop_lets_a_slow_download_finish(self):
+        root = make_article("slow", "Slow")
+        with Container(*locked_down("-v", root + ":/article:ro", "-e", "FOLIO_ROOT=/article")) as c:
+            wait_for(lambda: served(c.url), 20, "folio")
+            # Straight to the container's address: no docker-proxy buffering between.
+            ip = c.inspect("{{.NetworkSettings.IPAddress}}")
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)  # a slow reader's small window
+            s.settimeout(30)
+            s.connect((ip, 8080))
+            s.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            got, stop = bytearray(), {}
+
+            def docker_stop():
+                stop["at"] = time.monotonic()
+                stop["result"] = engine.docker("stop", "-t", "30", c.id, check=False)
+
+            stopper = None
+            while True:
+                chunk = s.recv(16384)
+                if not chunk:
+                    break
+                got += chunk
+                if stopper is None and len(got) > 256 << 10:
+                    stopper = threading.Thread(target=docker_stop)
+                    stopper.start()
+                time.sleep(0.03)  # about 0.5 MB/s: the 2 MB take seconds
+            last_byte = time.monotonic()
+            s.close()
+            stopper.join(60)
+            head, _, body = bytes(got).partition(b"\r\n\r\n")
+            self.assertTrue(head.startswith(b"HTTP/1.1 200"), head[:100])
+            self.assertEqual(len(body), BIG)
+            self.assertGreater(last_byte, stop["at"])  # the stop did land mid-download
+            self.assertEqual(stop["result"].returncode, 0, stop["result"].stderr)
+            self.assertEqual(c.inspect("{{.State.ExitCode}}"), "0")
+            self.assertIn("SIGTERM, stopping", c.logs())
+
+    def test_custom_article(self):
+        root = make_article("mine", "My own article")
+        with Container(*locked_down("-v", root + ":/article:ro", "-e", "FOLIO_ROOT=/article")) as c:
+            status, body = wait_for(lambda: served(c.url), 20, "folio")
+            self.assertIn("<title>My own article</title>", body)
+            self.assertIn("<p>a fragment</p>", http_get(c.url + "fragments/intro.html")[1])
+            # In Chromium the README's loader fills the fragment (article.mjs: every one).
+            r = chromium(c.url, min_fragments=1)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("ok   #fragment-intro filled", r.stdout)
+            self.assertIn("title: My own article (scripted)", r.stdout)  # its script ran
+
+    def test_injected_port(self):
+        with Container("--read-only", "--user", "65534", "--cap-drop", "ALL", "-e", "PORT=9090",
+                       "-p", "127.0.0.1::9090", port=9090) as c:
+            status, body = wait_for(lambda: served(c.url), 20, "folio on 9090")
+            self.assertIn(TITLE, body)
+            self.assertIn(":9090/", c.logs())
+            # The health check follows the same PORT.
+            r = engine.docker("exec", c.id, "folio", "--health-check", check=False)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+
+class Compose(unittest.TestCase):
+    def compose(self, *args, timeout=600):
+        env = dict(engine.env, FOLIO_HTTP_PORT="")  # "127.0.0.1::80": a free port
+        return subprocess.run(["docker-compose", "-f", os.path.join(SOURCE_ROOT, "config", "compose.yaml"),
+                               "-p", run_id, *args], env=env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def test_nginx_in_front_of_two_replicas(self):
+        up = self.compose("up", "-d", "--build")
+        try:
+            self.assertEqual(up.returncode, 0, up.stdout + up.stderr)
+            port = self.compose("port", "nginx", "80").stdout.strip().rsplit(":", 1)[1]
+            url = "http://127.0.0.1:%s/" % port
+            status, body = wait_for(lambda: served(url), 60, "nginx")
+            self.assertIn(TITLE, body)
+            r = chromium(url)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            for _ in range(20):
+                self.assertEqual(http_get(url + "style.css")[0], 200)
+            replicas = self.compose("ps", "-q", "folio").stdout.split()
+            self.assertEqual(len(replicas), 2)
+            for cid in replicas:  # round robin: each replica logged some of them
+                logs = engine.docker("logs", cid).stdout
+                self.assertRegex(logs, r'"GET /style\.css HTTP/1\.1" 200')
+        finally:
+            self.compose("down", "--remove-orphans", "-t", "20")
+
+
+class FreshDebian(unittest.TestCase):
+    def test_readme_first_command(self):
+        readme = open(os.path.join(SOURCE_ROOT, "README.md")).read()
+        block = re.search(r"```sh\n(.*?)```", readme, re.S).group(1)
+        command = block.splitlines()[0].split("#")[0].strip()
+        self.assertEqual(command, "bash .ci/setup && build/src/folio")  # what a newcomer types
+        repo = os.path.join(scratch, "repo")
+        shutil.copytree(SOURCE_ROOT, repo, symlinks=True, ignore=shutil.ignore_patterns(
+            "build*", "node_modules", ".git"))
+        apt_cache = os.path.join(engine.cache, "apt-archives")  # warm runs fetch nothing
+        os.makedirs(os.path.join(apt_cache, "partial"), exist_ok=True)
+        cid = engine.docker("run", "-d", "--label", run_id, "-v", repo + ":/repo", "-w", "/repo",
+                            "-v", apt_cache + ":/var/cache/apt/archives",
+                            "debian:bookworm-slim", "bash", "-c", command).stdout.strip()
+        try:
+            def started():
+                logs = engine.docker("logs", cid, check=False)
+                out = logs.stdout + logs.stderr
+                if engine.docker("inspect", "-f", "{{.State.Running}}", cid).stdout.strip() != "true":
+                    raise AssertionError("the command ended:\n" + out[-4000:])
+                return "folio: serving" in out and out
+            out = wait_for(started, 600, "the README's first command to serve")
+            self.assertIn("http://127.0.0.1:8000/", out)
+            fetch = engine.docker("exec", cid, "python3", "-c",
+                                  "import urllib.request;print(urllib.request.urlopen("
+                                  "'http://127.0.0.1:8000/', timeout=5).read().decode())")
+            self.assertIn(TITLE, fetch.stdout)
+        finally:
+            engine.docker("rm", "-f", cid, check=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""Operations, as a container platform or an operator meets folio:
+--health-check, SIGHUP, PORT as platforms set it, the article's own config
+file, bad values naming their source, threads = 0, and `meson install`."""
+import http.server
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+from folio import FOLIO, Server, main
+
+
+def run(*args, env=None, cwd=None, timeout=10):
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("FOLIO_") and k != "PORT"}
+    full_env.update(env or {})
+    return subprocess.run([FOLIO, *args], capture_output=True, text=True, env=full_env,
+                          cwd=cwd, timeout=timeout)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for(condition, timeout=10, what="condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+class Fixture(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="folio-ops-")
+        self.root = os.path.join(self.tmp, "article")
+        for d in ("www", "fragments", "assets", "config"):
+            os.makedirs(os.path.join(self.root, d))
+        with open(os.path.join(self.root, "www", "index.html"), "w") as f:
+            f.write("<!doctype html><title>t</title><p>hello <a href=\"/assets/a.txt\">a</a></p>\n")
+        with open(os.path.join(self.root, "assets", "a.txt"), "w") as f:
+            f.write("asset\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write_config(self, text):
+        path = os.path.join(self.root, "config", "folio.conf")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def assert_bad(self, result, *needles):
+        self.assertEqual(result.returncode, 2, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        for needle in needles:
+            self.assertIn(needle, lines[0])
+
+
+class HealthCheck(Fixture):
+    def test_healthy_server(self):
+        with Server(self.root) as s:
+            self.assertEqual(run("--health-check", s.url).returncode, 0)
+            self.assertEqual(run("--health-check=" + s.url + "__folio/health").returncode, 0)
+            # No URL: the one the same settings would serve (environment, file).
+            self.assertEqual(run("--health-check", env={"PORT": str(s.port)}).returncode, 0)
+            self.assertEqual(run("--health-check", env={"FOLIO_HOST": "0.0.0.0",
+                                                        "FOLIO_PORT": str(s.port)}).returncode, 0)
+            self.write_config("[server]\nport = %d\n" % s.port)
+            self.assertEqual(run("--health-check", "--root", self.root, cwd="/").returncode, 0)
+            port = s.port
+        r = run("--health-check", "--port", str(port))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("http://127.0.0.1:%d/__folio/health" % port, r.stderr)
+        self.assertIn("refused", r.stderr)
+
+    def test_not_200_is_unhealthy(self):
+        class Unavailable(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(503 if self.path == "/__folio/health" else 200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        httpd = http.server.HTTPServer(("127.0.0.1", 0), Unavailable)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        try:
+            r = run("--health-check", "http://127.0.0.1:%d/" % httpd.server_port)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("503", r.stderr)
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+
+    def test_silent_server_times_out(self):
+        with socket.socket() as silent:  # accepts (the kernel does), never answers
+            silent.bind(("127.0.0.1", 0))
+            silent.listen()
+            start = time.monotonic()
+            r = run("--health-check", "http://127.0.0.1:%d/" % silent.getsockname()[1])
+            elapsed = time.monotonic() - start
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no answer", r.stderr)
+        self.assertLess(elapsed, 8)  # a bound, not a speed: the timeout is 2 s
+
+    def test_bad_url(self):
+        for url in ("ftp://x/", "http://", "http://h:port/", "http://[::1/"):
+            r = run("--health-check", url)
+            self.assertEqual(r.returncode, 2, url)
+            self.assertIn("not a URL", r.stderr)
+        self.assert_bad(run("--health-check", "--port", "0"), "--health-check", "port 0")
+
+
+class Reload(Fixture):
+    def max_age(self, s):
+        return s.get("/assets/a.txt").getheader("Cache-Control")
+
+    def sighup_line(self, s, count):
+        s.proc.send_signal(signal.SIGHUP)
+        lines = wait_for(lambda: [ln for ln in s.stderr_text.splitlines() if "SIGHUP" in ln][count - 1:],
+                         what="SIGHUP line %d" % count)
+        return lines[0]
+
+    def test_sighup(self):
+        path = self.write_config("[server]\nproduction = yes\nmax-age = 100\n")
+        with Server(self.root) as s:
+            self.assertEqual(self.max_age(s), "public, max-age=100")
+            self.assertIn(b'href="/assets/a.txt"', s.get("/").body)
+            self.write_config("[server]\nproduction = yes\nmax-age = 200\nbase-path = /pre\n")
+            line = self.sighup_line(s, 1)
+            self.assertIn("re-read", line)
+            self.assertNotIn("restart", line)
+            self.assertEqual(self.max_age(s), "public, max-age=200")
+            self.assertIn(b'href="/pre/assets/a.txt"', s.get("/").body)  # a string, swapped live
+
+            # A bad value: one line naming file:line, the old settings stay.
+            self.write_config("[server]\nproduction = yes\nmax-age = forever\n")
+            line = self.sighup_line(s, 2)
+            self.assertIn(path + ":3:", line)
+            self.assertIn("max-age", line)
+            self.assertIn("previous settings", line)
+            self.assertEqual(len([ln for ln in s.stderr_text.splitlines() if "forever" in ln]), 1)
+            self.assertEqual(self.max_age(s), "public, max-age=200")
+
+            # A route folder that does not exist is as bad.
+            self.write_config("[server]\nproduction = yes\nmax-age = 1\n[routes]\n/x/ = nowhere\n")
+            line = self.sighup_line(s, 3)
+            self.assertIn(path + ":5: route /x/", line)
+            self.assertEqual(self.max_age(s), "public, max-age=200")
+
+            # What only applies at start-up is named, and kept; the rest applies.
+            self.write_config("[server]\nproduction = yes\nmax-age = 300\ntimeout = 5\n"
+                              "log-format = json\n")
+            line = self.sighup_line(s, 4)
+            self.assertIn("needs a restart: timeout", line)
+            self.assertEqual(self.max_age(s), "public, max-age=300")
+            logged = len(s.log_lines)
+            s.get("/")
+            last = wait_for(lambda: s.log_lines[logged:], what="the log line")[-1]
+            self.assertEqual(json.loads(last)["status"], 200)
+
+    def test_production_needs_a_restart(self):
+        self.write_config("[server]\n")
+        with Server(self.root) as s:
+            self.write_config("[server]\nproduction = yes\n")
+            self.assertIn("needs a restart: production", self.sighup_line(s, 1))
+            self.assertEqual(s.get("/assets/a.txt").getheader("Cache-Control"), "no-cache")
+
+
+class Settings(Fixture):
+    def test_empty_port_is_unset(self):
+        port = free_port()
+        self.write_config("[server]\nport = %d\n" % port)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("FOLIO_")}
+        env["PORT"] = ""
+        proc = subprocess.Popen([FOLIO, "--root", self.root], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, text=True, cwd="/")
+        try:
+            self.assertIn("http://127.0.0.1:%d/" % port, proc.stdout.readline())
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(10), 0, proc.stderr.read())
+
+    def test_bad_host_names_its_source(self):
+        self.assert_bad(run("--root", self.root, "--host", "no such host"), "--host", "'no such host'")
+        self.assert_bad(run("--root", self.root, env={"FOLIO_HOST": "300.1.1.1"}), "FOLIO_HOST")
+        path = self.write_config("[server]\n\nhost = 1.2.3.4.5\n")
+        self.assert_bad(run("--root", self.root), path + ":3:", "host")
+
+    def test_missing_route_folder_names_file_and_line(self):
+        path = self.write_config("; mounts\n[routes]\n/data/ = no-such-folder\n")
+        self.assert_bad(run("--root", self.root), path + ":3:", "route /data/", "no-such-folder",
+                        "No such file")
+        os.rmdir(os.path.join(self.root, "fragments"))
+        self.write_config("")
+        self.assert_bad(run("--root", self.root), "route /fragments/", "default route",
+                        "'/fragments/ ='")
+        self.write_config("[routes]\n/fragments/ =\n")  # dropped: it starts without one
+        with Server(self.root) as s:
+            self.assertEqual(s.get("/").status, 200)
+
+    def test_threads_zero_is_one_per_cpu(self):
+        with Server(self.root, "--threads", "0") as s:
+            self.assertTrue(s.alive())
+        self.write_config("[server]\nthreads = 0\n")
+        with Server(self.root) as s:
+            self.assertTrue(s.alive())
+
+
+class Install(unittest.TestCase):
+    def test_meson_install_puts_folio_on_path(self):
+        build = os.path.dirname(os.path.dirname(FOLIO))
+        dest = tempfile.mkdtemp(prefix="folio-install-")
+        try:
+            r = subprocess.run(["meson", "install", "-C", build, "--destdir", dest, "--no-rebuild",
+                                "--quiet"], capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            prefix = subprocess.run(["meson", "introspect", build, "--buildoptions"],
+                                    capture_output=True, text=True, check=True).stdout
+            prefix = next(o["value"] for o in json.loads(prefix) if o["name"] == "prefix")
+            bindir = os.path.join(prefix, "bin")
+            self.assertIn(bindir, "/usr/local/bin:/usr/bin:/bin".split(":"))  # on the default PATH
+            installed = dest + bindir + "/folio"
+            out = subprocess.run([installed, "--version"], capture_output=True, text=True, timeout=10)
+            self.assertEqual(out.stdout, "folio 0.1.0\n")
+        finally:
+            shutil.rmtree(dest, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
