@@ -300,8 +300,8 @@ static void check_open(struct check_run *r, const struct route *route, const cha
             close(fd);
         }
     }
+    t->file = f; /* referenced, even when it cannot be served */
     if (f != NULL && f->status == RESOLVE_FILE) {
-        t->file = f;
         return;
     }
     int fd, e = 0;
@@ -440,13 +440,13 @@ static void check_path(struct check_run *r, const struct check_file *doc, const 
     }
     struct check_target t;
     check_follow(r, norm, &t);
+    if (t.file != NULL) {
+        t.file->referenced = true;
+    }
     if (t.problem != NULL) {
         check_report(r, CHECK_ERROR, doc, ref->offset, ref->url, t.resolved, "%s \"%s\" %s",
                      ref->what, ref->url, t.problem);
     } else {
-        if (t.file != NULL) {
-            t.file->referenced = true;
-        }
         if (u->fragment != NULL && ref->link && t.file != NULL && t.file->type == CHECK_HTML) {
             check_anchor(r, doc, ref, t.file, u->fragment);
         }
@@ -577,9 +577,8 @@ static void check_duplicates(struct check_run *r, const struct check_file *f)
             struct html_cursor c = {0};
             html_cursor_seek(&c, a->file->text, a->offset);
             char first[PATH_MAX];
-            snprintf(first, sizeof(first), "%s:%u:%u", a->file->name, c.line, c.column);
-            check_report(r, CHECK_ERROR, d->file, d->offset, d->id, first,
-                         "duplicate id \"%s\", first at %s", d->id, first);
+            snprintf(first, sizeof(first), "first at %s:%u:%u", a->file->name, c.line, c.column);
+            check_report(r, CHECK_ERROR, d->file, d->offset, d->id, first, "duplicate id \"%s\"", d->id);
         }
         while (i + 1 < f->nanchors && strcmp(f->anchors[i + 1].id, a->id) == 0) {
             i++;
@@ -623,7 +622,7 @@ static void check_all_refs(struct check_run *r)
                 check_doc_refs(r, f->frags[k], &b);
             }
         } else if (!f->loaded) { /* a fragment no page loads: as if "/" loaded it */
-            struct check_base b = {"/", 0, f};
+            struct check_base b = {"/", 0, NULL}; /* its page unknown: anchors unchecked */
             check_doc_refs(r, f, &b);
         }
     }

@@ -52,17 +52,27 @@ static bool check_add_id(struct check_doc *d, char *id, size_t offset, bool is_n
     return true;
 }
 
-bool check_refs_css(const char *css, size_t len, size_t base, struct check_doc *d)
+/* The url()s and @imports of CSS text, each named "@label url()" when a
+ * label (an element and its style attribute) is given. */
+static bool check_css_into(struct check_doc *d, const char *css, size_t len, size_t base,
+                           const char *label)
 {
     size_t pos = 0;
     struct css_ref r;
     while (css_next_ref(css, len, &pos, &r)) {
-        if (!check_add_ref(d, strndup(css + r.url, r.url_len), base + r.url,
-                           r.import ? "@import" : "url()", false, false)) {
+        char what[40];
+        snprintf(what, sizeof(what), "%s%s%s", label ? label : "", label ? " " : "",
+                 r.import ? "@import" : "url()");
+        if (!check_add_ref(d, strndup(css + r.url, r.url_len), base + r.url, what, false, false)) {
             return false;
         }
     }
     return true;
+}
+
+bool check_refs_css(const char *css, size_t len, size_t base, struct check_doc *d)
+{
+    return check_css_into(d, css, len, base, NULL);
 }
 
 /* "fragments/<name>.html" with the name escaped as the loader's
@@ -111,7 +121,7 @@ static bool check_url_attr(struct check_doc *d, const char *h, const char *tag,
     snprintf(what, sizeof(what), "%s %s", tag, name);
     const char *v = h + a->value;
     if (strcmp(name, "style") == 0) {
-        return check_refs_css(v, a->value_len, a->value, d);
+        return check_css_into(d, v, a->value_len, a->value, what);
     }
     if (strcmp(name, "srcset") == 0) {
         size_t pos = 0, url, url_len;
