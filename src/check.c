@@ -38,6 +38,8 @@ struct check_file {
     bool fragment;   /* HTML in the fragments route */
     bool referenced; /* some reference resolved to it */
     bool loaded;     /* some page loads it as a fragment */
+    bool focus;      /* live: its problems are wanted */
+    bool anchors_built;
     int status;      /* an enum resolve_status, or -1 before it was opened */
     char *text;      /* HTML and CSS: the bytes read */
     size_t len;
@@ -65,6 +67,7 @@ struct check_run {
     struct check_pending *pending;
     size_t npending, pending_cap;
     size_t references;
+    bool focus;  /* only the files marked focus are reported */
     bool failed; /* out of memory */
 };
 
@@ -73,7 +76,7 @@ struct check_run {
 struct check_base {
     const char *url;
     size_t depth;
-    const struct check_file *page; /* NULL: no page, no in-page anchors */
+    struct check_file *page; /* NULL: no page, no in-page anchors */
 };
 
 static char *check_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
@@ -358,10 +361,15 @@ static bool check_has_anchor(const struct check_file *f, const char *id)
     return false;
 }
 
+static void check_ensure_anchors(struct check_run *r, struct check_file *f);
+
 /* An in-page anchor: "#" and "#top" always scroll (HTML 7.4.6.4). */
 static void check_anchor(struct check_run *r, const struct check_file *doc, const struct check_ref *ref,
-                         const struct check_file *target, const char *id)
+                         struct check_file *target, const char *id)
 {
+    if (target != NULL) {
+        check_ensure_anchors(r, target); /* a live check reads another page only now */
+    }
     if (target == NULL || id[0] == '\0' || strcasecmp(id, "top") == 0 || check_has_anchor(target, id)) {
         return;
     }
@@ -552,6 +560,7 @@ static void check_add_anchors(struct check_run *r, struct check_file *to, const 
 /* The anchors of an HTML file (a page's include its fragments'), sorted. */
 static void check_build_anchors(struct check_run *r, struct check_file *f)
 {
+    f->anchors_built = true;
     check_add_anchors(r, f, f);
     for (size_t i = 0; i < f->nfrags; i++) {
         check_add_anchors(r, f, f->frags[i]);
@@ -559,6 +568,27 @@ static void check_build_anchors(struct check_run *r, struct check_file *f)
     if (f->nanchors > 1) {
         qsort(f->anchors, f->nanchors, sizeof(*f->anchors), check_anchor_cmp);
     }
+}
+
+/* Reads @f and, for a page, the fragments it loads, if that was not done
+ * yet, and builds its anchors: an anchor into a page no pass read. */
+static void check_ensure_anchors(struct check_run *r, struct check_file *f)
+{
+    if (f->anchors_built || f->type != CHECK_HTML) {
+        return;
+    }
+    if (f->status < 0) {
+        check_read(r, f);
+    }
+    if (!f->fragment && f->text != NULL && f->nfrags == 0) {
+        check_page_frags(r, f);
+        for (size_t k = 0; k < f->nfrags && !r->failed; k++) {
+            if (f->frags[k]->status < 0) {
+                check_read(r, f->frags[k]);
+            }
+        }
+    }
+    check_build_anchors(r, f);
 }
 
 /* Duplicate ids among @f's anchors (a page and the fragments it loads). */
@@ -617,11 +647,15 @@ static void check_all_refs(struct check_run *r)
         }
         if (f->type == CHECK_CSS || !f->fragment) {
             struct check_base b = {f->url, check_depth(f->url), f->type == CHECK_HTML ? f : NULL};
-            check_doc_refs(r, f, &b);
-            for (size_t k = 0; k < f->nfrags; k++) { /* fragments resolve against their page */
-                check_doc_refs(r, f->frags[k], &b);
+            if (!r->focus || f->focus) {
+                check_doc_refs(r, f, &b);
             }
-        } else if (!f->loaded) { /* a fragment no page loads: as if "/" loaded it */
+            for (size_t k = 0; k < f->nfrags; k++) { /* fragments resolve against their page */
+                if (!r->focus || f->frags[k]->focus) {
+                    check_doc_refs(r, f->frags[k], &b);
+                }
+            }
+        } else if (!f->loaded && (!r->focus || f->focus)) { /* no page loads it: as if "/" did */
             struct check_base b = {"/", 0, NULL}; /* its page unknown: anchors unchecked */
             check_doc_refs(r, f, &b);
         }
@@ -660,7 +694,7 @@ static bool check_finish(struct check_run *r, struct check_report *rep)
     const struct check_file *at = NULL;
     for (size_t i = 0; i < r->npending; i++) {
         struct check_pending *p = &r->pending[i];
-        if (i > 0 && check_pending_cmp(p, p - 1) == 0) {
+        if ((i > 0 && check_pending_cmp(p, p - 1) == 0) || (r->focus && !p->file->focus)) {
             continue;
         }
         if (p->file != at) {
@@ -669,13 +703,13 @@ static bool check_finish(struct check_run *r, struct check_report *rep)
         }
         html_cursor_seek(&c, p->file->text ? p->file->text : "", p->file->text ? p->offset : 0);
         struct check_problem *q = &rep->problems[rep->count++];
-        *q = (struct check_problem){p->severity, strdup(p->file->name), c.line, c.column, p->message,
-                                    p->reference, p->resolved};
+        *q = (struct check_problem){p->severity, strdup(p->file->name), strdup(p->file->url), c.line,
+                                    c.column, p->message, p->reference, p->resolved};
         p->message = p->reference = p->resolved = NULL;
         rep->errors += p->severity == CHECK_ERROR;
         rep->warnings += p->severity == CHECK_WARNING;
         rep->externals += p->severity == CHECK_EXTERNAL;
-        if (q->file == NULL) {
+        if (q->file == NULL || q->url == NULL) {
             return false;
         }
     }
@@ -704,21 +738,58 @@ static void check_run_free(struct check_run *r)
 }
 
 /* The passes of a run, in order; false when memory ran out. */
+/* Which files to read: all, or (live, with a focus) the focused ones and
+ * the pages their problems depend on; then the fragments those pages load. */
+static void check_read_needed(struct check_run *r)
+{
+    bool pages = !r->focus || r->o->focus_pages;
+    for (size_t i = 0; r->focus && i < r->nfiles; i++) {
+        pages |= r->files[i].focus && r->files[i].fragment; /* its pages say how it resolves */
+    }
+    for (size_t i = 0; i < r->nfiles && !r->failed; i++) {
+        struct check_file *f = &r->files[i];
+        bool page = f->type == CHECK_HTML && !f->fragment;
+        if (f->type != CHECK_OTHER && (!r->focus || f->focus || (page && pages))) {
+            check_read(r, f);
+        }
+    }
+    for (size_t i = 0; i < r->nfiles && !r->failed; i++) {
+        struct check_file *f = &r->files[i];
+        if (f->type == CHECK_HTML && !f->fragment && f->text) {
+            check_page_frags(r, f);
+            for (size_t k = 0; k < f->nfrags && !r->failed; k++) {
+                if (f->frags[k]->status < 0) {
+                    check_read(r, f->frags[k]);
+                }
+            }
+        }
+    }
+}
+
+/* With a focus (live checks): marks the files whose problems are wanted. */
+static void check_mark_focus(struct check_run *r)
+{
+    const struct check_options *o = r->o;
+    r->focus = o->nfocus > 0 || o->focus_pages;
+    for (size_t i = 0; i < o->nfocus; i++) {
+        struct check_file *f = check_find(r, o->focus[i]);
+        if (f != NULL) {
+            f->focus = true;
+        }
+    }
+    for (size_t i = 0; o->focus_pages && i < r->nfiles; i++) {
+        r->files[i].focus |= r->files[i].type == CHECK_HTML && !r->files[i].fragment;
+    }
+}
+
+/* The passes of a run, in order; false when memory ran out. */
 static bool check_passes(struct check_run *r)
 {
     if (r->nfiles > 1) {
         qsort(r->files, r->nfiles, sizeof(*r->files), check_file_cmp);
     }
-    for (size_t i = 0; i < r->nfiles && !r->failed; i++) {
-        if (r->files[i].type != CHECK_OTHER) {
-            check_read(r, &r->files[i]);
-        }
-    }
-    for (size_t i = 0; i < r->nfiles && !r->failed; i++) {
-        if (r->files[i].type == CHECK_HTML && !r->files[i].fragment && r->files[i].text) {
-            check_page_frags(r, &r->files[i]);
-        }
-    }
+    check_mark_focus(r);
+    check_read_needed(r);
     for (size_t i = 0; i < r->nfiles && !r->failed; i++) {
         if (r->files[i].type == CHECK_HTML && r->files[i].text) {
             check_build_anchors(r, &r->files[i]);
@@ -770,6 +841,7 @@ void check_report_free(struct check_report *r)
     }
     for (size_t i = 0; i < r->count; i++) {
         free(r->problems[i].file);
+        free(r->problems[i].url);
         free(r->problems[i].message);
         free(r->problems[i].reference);
         free(r->problems[i].resolved);
@@ -805,8 +877,7 @@ void check_print_text(const struct check_report *r, FILE *out)
     fprintf(out, "%s\n", summary);
 }
 
-/* @s as a JSON string (RFC 8259 7), quotes included. */
-static void check_json_string(FILE *out, const char *s)
+void check_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {

@@ -33,6 +33,7 @@ enum check_severity {
 struct check_problem {
     enum check_severity severity;
     char *file;      /* relative to the root: "www/index.html" */
+    char *url;       /* the URL path folio serves that file at: "/index.html" */
     unsigned line, column;
     char *message;   /* "img src \"a.png\" not found" */
     char *reference; /* as written (decoded), or "" */
@@ -42,6 +43,12 @@ struct check_problem {
 struct check_options {
     const char *base_path; /* "/article", or NULL/"" for none */
     bool unreferenced;     /* warn about files nothing references */
+    /* Live checks: only the problems of these files (URL paths, "/style.css")
+     * and, with focus_pages, of every page; only what they need is read.
+     * None of either: the whole article. */
+    const char *const *focus;
+    size_t nfocus;
+    bool focus_pages;
 };
 
 struct check_report {
@@ -62,6 +69,9 @@ void check_print_text(const struct check_report *r, FILE *out);
 
 /* The whole report as one JSON object (schema in the README). */
 void check_print_json(const struct check_report *r, FILE *out);
+
+/* @s as a JSON string (RFC 8259 7), quotes included. */
+void check_json_string(FILE *out, const char *s);
 
 /* One problem as a JSON object, for the live event stream too. */
 void check_print_problem_json(const struct check_problem *p, FILE *out);

@@ -152,6 +152,25 @@ static struct check_report *run(const char *base_path)
     return r;
 }
 
+/* A live run that reports only @focus (and every page with @pages). */
+static struct check_report *run_focus(const char *focus, bool pages)
+{
+    struct config c;
+    config_init(&c);
+    free(c.root);
+    c.root = strdup(root);
+    struct routes routes;
+    char err[256];
+    assert_true(routes_open(&routes, &c, err, sizeof err));
+    const char *const list[] = {focus};
+    struct check_options o = {.focus = list, .nfocus = focus ? 1 : 0, .focus_pages = pages};
+    struct check_report *r = check_run(&routes, &o, err, sizeof err);
+    assert_non_null(r);
+    routes_close(&routes);
+    config_finish(&c);
+    return r;
+}
+
 /* True when the report holds a problem at @file:@line:@col whose message holds @part. */
 static bool has(const struct check_report *r, enum check_severity sev, const char *file,
                 unsigned line, unsigned col, const char *part)
@@ -196,6 +215,20 @@ static void test_run(void **state)
     assert_true(has(r, CHECK_WARNING, "assets/lonely.txt", 1, 1, "nothing references"));
     assert_int_equal(r->errors, 5);
     assert_int_equal(r->warnings, 1);
+    check_report_free(r);
+
+    /* Live: one file's problems only (a fragment's found through its page). */
+    r = run_focus("/s.css", false);
+    assert_int_equal(r->errors, 1);
+    assert_true(has(r, CHECK_ERROR, "www/s.css", 2, 10, "not found"));
+    check_report_free(r);
+    r = run_focus("/fragments/f.html", false);
+    assert_int_equal(r->errors, 1);
+    assert_true(has(r, CHECK_ERROR, "fragments/f.html", 1, 51, "not found"));
+    check_report_free(r);
+    r = run_focus(NULL, true);
+    assert_int_equal(r->errors, 3);
+    assert_int_equal(r->warnings, 0);
     check_report_free(r);
 
     /* Under a prefix: "../" at the top is rewritten, a climb in the middle is not. */

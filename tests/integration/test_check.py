@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from folio import FOLIO, WRAPPER  # noqa: E402
+from folio import FOLIO, SLOWDOWN, WRAPPER, EventStream, Server  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "check")
 LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning): (?P<what>.+)$")
@@ -240,6 +240,88 @@ class Report(unittest.TestCase):
                                text=True, timeout=60)
         self.assertEqual(p.returncode, 0)
         self.assertIn("usage: folio check", p.stdout)
+
+
+class Live(unittest.TestCase):
+    """In preview, each save's check goes over the event stream as a `check` event, before
+    the batch's own event (so a page that reloads has it); only changes are sent."""
+    WAIT = 5.0 * SLOWDOWN
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="folio-check-live-")
+        self.root = os.path.join(self.tmp, "article")
+        shutil.copytree(os.path.join(FIXTURES, "good"), self.root)
+        self.server = Server(self.root).__enter__()
+        self.stream = EventStream(self.server.port)
+        self.assertEqual(self.stream.next_event(self.WAIT)[0], "hello")
+
+    def tearDown(self):
+        self.stream.close()
+        self.server.__exit__(None, None, None)
+        shutil.rmtree(self.tmp)
+
+    def edit(self, rel, text=None, append=None):
+        path = os.path.join(self.root, rel)
+        if append is not None:
+            with open(path) as f:
+                text = f.read() + append
+        with open(path, "w") as f:
+            f.write(text)
+
+    def events_until(self, kind):
+        """Events up to and including the first of @kind (the batch's own event)."""
+        seen = []
+        while not seen or seen[-1][0] != kind:
+            ev = self.stream.next_event(self.WAIT)
+            self.assertIsNotNone(ev, "no %s event; got %r" % (kind, seen))
+            seen.append(ev[:2])
+        return seen
+
+    def test_broken_then_fixed(self):
+        with open(os.path.join(self.root, "www/index.html")) as f:
+            good = f.read()
+        lines = good.count("\n")
+        self.edit("www/index.html", append='<img src="assets/img/typo.png" alt="">\n')
+        seen = self.events_until("reload")
+        self.assertEqual([k for k, _ in seen], ["check", "reload"])
+        data = json.loads(seen[0][1])
+        self.assertEqual([(f["file"], f["url"]) for f in data["files"]], [("www/index.html", "/index.html")])
+        (p,) = data["files"][0]["problems"]
+        self.assertEqual((p["severity"], p["file"], p["line"], p["column"]), ("error", "www/index.html", lines + 1, 11))
+        self.assertIn('img src "assets/img/typo.png" not found', p["message"])
+        self.assertEqual(p["resolved"], "assets/img/typo.png")
+
+        self.edit("www/style.css", append="p { background: url(gone.png); }\n")
+        seen = self.events_until("css")
+        self.assertEqual([k for k, _ in seen], ["check", "css"])
+        files = json.loads(seen[0][1])["files"]
+        self.assertEqual([f["file"] for f in files], ["www/style.css"])
+        self.assertIn('url() "gone.png" not found', files[0]["problems"][0]["message"])
+
+        self.edit("www/index.html", good)
+        seen = self.events_until("reload")
+        self.assertEqual([k for k, _ in seen], ["check", "reload"])
+        self.assertEqual(json.loads(seen[0][1]), {"files": [{"file": "www/index.html", "url": "/index.html", "problems": []}]})
+
+        # Saved again, still clean: the browsers know, nothing is sent but the reload.
+        self.edit("www/index.html", good)
+        self.assertEqual([k for k, _ in self.events_until("reload")], ["reload"])
+
+    def test_a_deleted_image_is_reported_on_the_page(self):
+        os.unlink(os.path.join(self.root, "assets/img/tile.png"))
+        seen = self.events_until("reload")
+        self.assertEqual([k for k, _ in seen], ["check", "reload"])
+        files = json.loads(seen[0][1])["files"]
+        self.assertEqual([f["file"] for f in files], ["www/index.html"])
+        self.assertTrue(all("tile.png" in p["message"] for p in files[0]["problems"]))
+
+    def test_a_fragment_is_checked_against_its_page(self):
+        self.edit("fragments/notes.html", append='<a href="#not-on-the-page">x</a>\n')
+        seen = self.events_until("fragment")
+        self.assertEqual([k for k, _ in seen], ["check", "fragment"])
+        files = json.loads(seen[0][1])["files"]
+        self.assertEqual([f["file"] for f in files], ["fragments/notes.html"])
+        self.assertIn('"#not-on-the-page" points at no element', files[0]["problems"][0]["message"])
 
 
 if __name__ == "__main__":
