@@ -90,6 +90,7 @@ static size_t check_live_focus(const struct livereload_route *routes, size_t n, 
             continue;
         }
         if (check_live_document(url)) {
+            *pages |= routes[c->id].is_fragments; /* a page may load it, or no longer can */
             focus[count++] = url;
         } else {
             *pages = true;

@@ -2,7 +2,8 @@
  *
  * After each batch of saves, the watcher thread calls check_live_batch: it
  * checks the HTML and CSS files the batch touched (a fragment from the pages
- * that load it; any other change, a deleted image say, re-checks the pages)
+ * that load it); a fragment or any other change (a deleted image, say) also
+ * re-checks the pages
  * and, for each file whose list of errors differs from the one the browsers
  * were last sent, broadcasts a `check` event (reload.js shows a panel):
  *
