@@ -16,6 +16,7 @@ struct out {
     bool failed;
 };
 
+/* Appends n bytes of s, growing the buffer (room for the final NUL kept). */
 static void put(struct out *o, const char *s, size_t n)
 {
     if (o->failed || n == 0) {
@@ -38,6 +39,7 @@ static void put(struct out *o, const char *s, size_t n)
     o->len += n;
 }
 
+/* The NUL-terminated result and its length, or NULL if an allocation failed. */
 static char *finish(struct out *o, size_t *out_len)
 {
     put(o, "", 0);
@@ -70,6 +72,7 @@ bool rewrite_prefix_valid(const char *text)
     return true;
 }
 
+/* Whether an absolute path is the article's, by the context's callback. */
 static bool ours(const struct rewrite_context *ctx, const char *path, size_t len)
 {
     return !ctx->is_ours || ctx->is_ours(ctx->arg, path, len);
