@@ -179,7 +179,7 @@ static bool check_tag(struct check_doc *d, const char *h, const struct html_toke
             ok = check_url_attr(d, h, tag, &a, role);
         } else if (html_name_is(h, a.name, a.name_len, "id")) {
             ok = check_id_attr(d, h + a.value, a.value_len, a.value);
-        } else if (html_name_is(h, a.name, a.name_len, "name") && strcmp(tag, "a") == 0) {
+        } else if (html_name_is(h, a.name, a.name_len, "name") && strcmp(tag, "a") == 0 && a.value_len > 0) {
             ok = check_add_id(d, html_decode(h + a.value, a.value_len, NULL), a.value, true);
         }
         if (!ok) {

@@ -325,7 +325,9 @@ static size_t html_reference(const char *v, size_t len, char *out, size_t *used)
 
 char *html_decode(const char *v, size_t len, size_t *out_len)
 {
-    char *out = malloc(len + 1); /* a reference is never shorter than its text */
+    /* A reference is never shorter than its text; a NUL becomes U+FFFD, three
+     * bytes (13.2.5.36-38), so the result stays a C string. */
+    char *out = len < SIZE_MAX / 3 ? malloc(len * 3 + 1) : NULL;
     if (out == NULL) {
         return NULL;
     }
@@ -335,6 +337,9 @@ char *html_decode(const char *v, size_t len, size_t *out_len)
         if (w > 0) {
             n += w;
             i += used;
+        } else if (v[i] == '\0') {
+            n += html_utf8(0, out + n);
+            i++;
         } else {
             out[n++] = v[i++];
         }

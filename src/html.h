@@ -76,7 +76,8 @@ bool html_srcset_next(const char *v, size_t len, size_t *pos, size_t *url,
 
 /* Character references in an attribute value (&amp; &lt; &gt; &quot; &apos;
  * &nbsp; and numeric ones) decoded into a malloc'd, NUL-terminated string;
- * others are kept as written. NULL only when memory runs out. */
+ * others are kept as written, a NUL byte becomes U+FFFD. NULL only when
+ * memory runs out. */
 char *html_decode(const char *v, size_t len, size_t *out_len);
 
 /* A position in a text, 1-based; columns count characters (UTF-8 code
