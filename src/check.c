@@ -446,6 +446,10 @@ static void check_path(struct check_run *r, const struct check_file *doc, const 
         free(norm);
         return;
     }
+    if (strncmp(norm, "/__folio/", 9) == 0) { /* folio's own (health, events, reload.js) */
+        free(norm);
+        return;
+    }
     struct check_target t;
     check_follow(r, norm, &t);
     if (t.file != NULL) {
