@@ -430,6 +430,18 @@ static void check_prefix(struct check_run *r, const struct check_file *doc, cons
     free(rewritten);
 }
 
+/* A walked file whose URL is @url but for letter case (a typo a case-blind
+ * file system on the author's machine would hide), or NULL. */
+static const struct check_file *check_near(struct check_run *r, const char *url)
+{
+    for (size_t i = 0; i < r->nfiles; i++) {
+        if (strcasecmp(r->files[i].url, url) == 0) {
+            return &r->files[i];
+        }
+    }
+    return NULL;
+}
+
 /* A reference that names a path: follow it, then its anchor and prefix. */
 static void check_path(struct check_run *r, const struct check_file *doc, const struct check_ref *ref,
                        const struct check_base *b, const struct check_url *u)
@@ -455,7 +467,11 @@ static void check_path(struct check_run *r, const struct check_file *doc, const 
     if (t.file != NULL) {
         t.file->referenced = true;
     }
-    if (t.problem != NULL) {
+    const struct check_file *near = t.problem && !strcmp(t.problem, "not found") ? check_near(r, norm) : NULL;
+    if (near != NULL) {
+        check_report(r, CHECK_ERROR, doc, ref->offset, ref->url, t.resolved,
+                     "%s \"%s\" not found; %s differs only in case", ref->what, ref->url, near->name);
+    } else if (t.problem != NULL) {
         check_report(r, CHECK_ERROR, doc, ref->offset, ref->url, t.resolved, "%s \"%s\" %s",
                      ref->what, ref->url, t.problem);
     } else {

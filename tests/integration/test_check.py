@@ -166,6 +166,13 @@ class Edits(unittest.TestCase):
         self.assertTrue(errs)
         self.assertTrue(all("leads outside the article's folders" in e[4] for e in errs), errs)
 
+    def test_a_name_that_differs_only_in_case(self):
+        os.rename(self.p("assets/img/figure.svg"), self.p("assets/img/Figure.svg"))
+        errs = self.errors()
+        self.assertEqual([e[:3] for e in errs], [("assets/data/frame.html", 2, 17), ("www/index.html", 25, 15)])
+        for e in errs:
+            self.assertIn("not found; assets/img/Figure.svg differs only in case", e[4])
+
     def test_percent_encoding_is_decoded_once_as_folio_does(self):
         with open(self.p("www/index.html"), "a") as f:
             f.write('<img src="assets/img/with%2520space%2C%20comma.png" alt="">\n')
