@@ -181,12 +181,15 @@ static void check_add_file(struct check_run *r, const struct route *route, const
 }
 
 /* Every file beneath @rel of @route; dot entries are skipped, as folio
- * never serves them. False when a folder cannot be read. */
+ * never serves them. False when the route's folder cannot be read. */
 static bool check_walk(struct check_run *r, const struct route *route, const char *rel,
                        char *err, size_t err_size)
 {
     int fd = openat(route->dir_fd, rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (dir == NULL && rel[0] && (errno == ENOENT || errno == ENOTDIR || errno == EACCES)) {
+        return true; /* gone since it was listed, or unreadable: references into it say so */
+    }
     if (dir == NULL) {
         snprintf(err, err_size, "%s/%s: %s", route->dir, rel, strerror(errno));
         if (fd >= 0) {
