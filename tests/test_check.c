@@ -13,6 +13,7 @@
 #include "check_refs.h"
 #include "config.h"
 #include "resolve.h"
+#include "rewrite.h"
 #include "routes.h"
 
 /* The references of @html as "what=url@offset" joined by "|". */
@@ -55,6 +56,21 @@ static void test_extract(void **state)
             fail_msg("refs %zu: [%s] -> [%s], want [%s]", i, table[i].in, got, table[i].want);
         }
     }
+}
+
+/* Every attribute the checker follows is one rewrite.c rewrites, so the
+ * --base-path check asks rewrite_url about exactly what rewrite_html does. */
+static void test_attributes_are_rewritten(void **state)
+{
+    (void)state;
+    const char *followed[] = {"src", "href", "poster", "data", "xlink:href", "SRC"};
+    for (size_t i = 0; i < sizeof followed / sizeof followed[0]; i++) {
+        assert_true(rewrite_is_url_attribute(followed[i], strlen(followed[i])));
+    }
+    assert_false(rewrite_is_url_attribute("data-src", 8));
+    char got[256];
+    refs_of("<img data-src=a.png src=b.png><x-y srcset=c.png style='background:url(d.png)'>", got, sizeof got);
+    assert_string_equal(got, "img src=b.png@24|x-y srcset=c.png@42|x-y style url()=d.png@70");
 }
 
 static void test_ids(void **state)
@@ -246,6 +262,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_extract),
+        cmocka_unit_test(test_attributes_are_rewritten),
         cmocka_unit_test(test_ids),
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_run),
