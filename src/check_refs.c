@@ -137,49 +137,59 @@ static bool check_url_attr(struct check_doc *d, const char *h, const char *tag,
     return check_add_ref(d, html_decode(v, a->value_len, NULL), a->value, what, link, false);
 }
 
-/* The name under which an attribute of @tag loads or links something, or
+/* html[at, at + len) in lower case into @out (NUL-terminated); an empty
+ * string when it does not fit, which names nothing here. */
+static void check_lower(const char *html, size_t at, size_t len, char *out, size_t size)
+{
+    if (len >= size) {
+        len = 0;
+    }
+    for (size_t i = 0; i < len; i++) {
+        char c = html[at + i];
+        out[i] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+    }
+    out[len] = '\0';
+}
+
+/* The name under which attribute @name of @tag loads or links something, or
  * NULL. Every one is among those rewrite.c rewrites (rewrite_is_url_attribute,
  * srcset, style), so the --base-path check asks it about exactly these. */
-static const char *check_attr_role(const char *tag, const char *h, const struct html_attr *a)
+static const char *check_attr_role(const char *tag, const char *name)
 {
     static const char *const any[] = {"src", "srcset", "poster", "style", "xlink:href"};
     for (size_t i = 0; i < sizeof(any) / sizeof(any[0]); i++) {
-        if (html_name_is(h, a->name, a->name_len, any[i])) {
+        if (strcmp(name, any[i]) == 0) {
             return any[i];
         }
     }
-    if (html_name_is(h, a->name, a->name_len, "href")) {
+    if (strcmp(name, "href") == 0) {
         return strcmp(tag, "base") == 0 ? NULL : "href"; /* <base> is not followed (README) */
     }
-    if (html_name_is(h, a->name, a->name_len, "data") && strcmp(tag, "object") == 0) {
-        return "data";
-    }
-    return NULL;
+    return strcmp(name, "data") == 0 && strcmp(tag, "object") == 0 ? "data" : NULL;
 }
 
 /* The references and ids in one start tag. */
 static bool check_tag(struct check_doc *d, const char *h, const struct html_token *t)
 {
-    char tag[24];
-    size_t n = t->name_len < sizeof(tag) - 1 ? t->name_len : sizeof(tag) - 1;
-    for (size_t i = 0; i < n; i++) {
-        char c = h[t->name + i];
-        tag[i] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-    }
-    tag[n] = '\0';
+    char tag[24], name[24];
+    check_lower(h, t->name, t->name_len, tag, sizeof(tag));
     size_t pos = t->attrs;
     struct html_attr a;
     while (html_attr_next(h, t, &pos, &a)) {
         if (!a.has_value) {
             continue;
         }
+        check_lower(h, a.name, a.name_len, name, sizeof(name));
+        if (name[0] == '\0' || strchr("spxhdin", name[0]) == NULL) {
+            continue; /* the first letter of none of the names below: most attributes */
+        }
         bool ok = true;
-        const char *role = check_attr_role(tag, h, &a);
+        const char *role = check_attr_role(tag, name);
         if (role != NULL) {
             ok = check_url_attr(d, h, tag, &a, role);
-        } else if (html_name_is(h, a.name, a.name_len, "id")) {
+        } else if (strcmp(name, "id") == 0) {
             ok = check_id_attr(d, h + a.value, a.value_len, a.value);
-        } else if (html_name_is(h, a.name, a.name_len, "name") && strcmp(tag, "a") == 0 && a.value_len > 0) {
+        } else if (strcmp(name, "name") == 0 && strcmp(tag, "a") == 0 && a.value_len > 0) {
             ok = check_add_id(d, html_decode(h + a.value, a.value_len, NULL), a.value, true);
         }
         if (!ok) {

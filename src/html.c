@@ -21,6 +21,11 @@ static bool html_alpha(char c)
 
 bool html_name_is(const char *html, size_t at, size_t len, const char *lower)
 {
+    /* The first letter rejects most names at once ('A' | 0x20 is 'a'): the
+     * checker asks this of every attribute of every tag. */
+    if (len == 0 || ((unsigned char)html[at] | 0x20) != (unsigned char)lower[0]) {
+        return len == 0 && lower[0] == '\0';
+    }
     return strlen(lower) == len && strncasecmp(html + at, lower, len) == 0;
 }
 
