@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "entry.h"
+#include "check_live.h"
 #include "sse.h"
 
 struct livereload {
@@ -207,6 +208,8 @@ static void livereload_on_batch(void *ctx, const struct watch_batch *b)
         sse_hub_broadcast(lr->hub, "reload", "*");
         return;
     }
+    /* `folio check` live (check_live.h): first, so a page that reloads has it. */
+    check_live_batch(lr->routes, lr->nroutes, b, lr->hub);
     for (size_t i = 0; i < n; i++) {
         sse_hub_broadcast(lr->hub, livereload_kind_name(ev[i].kind), ev[i].data);
     }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "check.h"
 #include "config.h"
 #include "health.h"
 #include "http.h"
@@ -207,6 +208,9 @@ static struct livereload *start_live_reload(const struct routes *routes, struct 
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "check") == 0) { /* `folio check ...`: check.h */
+        return check_main(argc - 1, argv + 1, environ);
+    }
     struct config config;
     switch (config_load(&config, argc, argv, environ)) {
     case CONFIG_OK:

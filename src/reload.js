@@ -99,7 +99,8 @@
     },
     css: swapCss,
     fragment: swapFragment,
-    reload: function () { location.reload(); }
+    reload: function () { location.reload(); },
+    check: function (data) { if (window.__folioCheck) window.__folioCheck(data); } /* the panel, below */
   };
 
   /* One stream for every tab of this server. Over HTTP/1.1 a browser opens
@@ -163,4 +164,103 @@
     if (e.persisted) start();
   });
   start();
+})();
+
+/* ---- folio check, live: the panel of broken references (server side: src/check_live.c) -------
+ * Apart from the reload client above, which hands each `check` event here through its one hook
+ * (handlers.check). An event lists, for each file whose errors changed, the whole new list (empty:
+ * fixed). A fragment that fails to load (the article's `folio:fragment` event, state "error") is
+ * listed the same way until it loads. The server's lists live in sessionStorage, so the panel
+ * survives the reload that follows a page's save. Dismissed, it stays away until the next change. */
+(function () {
+  'use strict';
+  if (!window.__folioReload || window.__folioCheck) return;
+  var KEY = 'folio-check';
+  var files = {};  /* file -> [{file, line, column, message}] from the server */
+  var loads = {};  /* fragment name -> the problem of its failed load */
+  var dismissed = false;
+  var panel = null;
+  try { files = JSON.parse(sessionStorage.getItem(KEY) || '{}') || {}; } catch (e) { files = {}; }
+
+  function problems() {
+    var all = [];
+    Object.keys(files).sort().forEach(function (f) { all = all.concat(files[f]); });
+    Object.keys(loads).sort().forEach(function (n) { all.push(loads[n]); });
+    return all;
+  }
+
+  function build() {
+    panel = document.createElement('aside');
+    panel.id = 'folio-check';
+    panel.setAttribute('role', 'status');
+    panel.setAttribute('aria-label', 'folio check');
+    panel.style.cssText = 'position:fixed;right:12px;bottom:12px;z-index:2147483647;box-sizing:border-box;' +
+      'max-width:min(44em,calc(100vw - 24px));max-height:40vh;overflow:auto;margin:0;padding:8px 12px;' +
+      'background:#fff8e6;color:#1a1a1a;border:1px solid #b36b00;border-radius:6px;' +
+      'box-shadow:0 2px 10px rgba(0,0,0,.25);font:13px/1.45 system-ui,sans-serif;text-align:left';
+    (document.body || document.documentElement).appendChild(panel);
+  }
+
+  function render() {
+    var all = problems();
+    if (!all.length || dismissed) {
+      if (panel) { panel.remove(); panel = null; }
+      return;
+    }
+    if (!panel || !panel.isConnected) build();
+    panel.textContent = '';
+    var head = document.createElement('div');
+    head.style.cssText = 'display:flex;gap:1em;justify-content:space-between;align-items:baseline';
+    var title = document.createElement('strong');
+    title.textContent = 'folio check: ' + all.length + ' broken reference' + (all.length === 1 ? '' : 's');
+    var close = document.createElement('button');
+    close.type = 'button';
+    close.textContent = '\u00d7';
+    close.setAttribute('aria-label', 'Dismiss');
+    close.style.cssText = 'border:0;background:none;font:inherit;font-size:16px;cursor:pointer;color:inherit';
+    close.onclick = function () { dismissed = true; render(); };
+    head.appendChild(title);
+    head.appendChild(close);
+    var list = document.createElement('ul');
+    list.style.cssText = 'margin:4px 0 0;padding:0 0 0 1.2em';
+    all.forEach(function (p) {
+      var item = document.createElement('li');
+      var where = document.createElement('code');
+      where.textContent = p.file + (p.line ? ':' + p.line : '');
+      item.appendChild(where);
+      item.appendChild(document.createTextNode(' ' + p.message));
+      list.appendChild(item);
+    });
+    panel.appendChild(head);
+    panel.appendChild(list);
+  }
+
+  window.__folioCheck = function (data) {
+    var event;
+    try { event = JSON.parse(data); } catch (e) { return; }
+    (event.files || []).forEach(function (f) {
+      if (f.problems && f.problems.length) files[f.file] = f.problems;
+      else delete files[f.file];
+    });
+    try { sessionStorage.setItem(KEY, JSON.stringify(files)); } catch (e) { /* private mode */ }
+    dismissed = false;
+    render();
+  };
+
+  document.addEventListener('folio:fragment', function (e) {
+    var d = e.detail || {};
+    if (!d.name) return;
+    var had = !!loads[d.name];
+    if (d.state === 'error') {
+      loads[d.name] = { file: 'fragments/' + d.name + '.html', line: 0,
+        message: 'fragment "' + d.name + '" failed to load' };
+      dismissed = false;
+    } else if (d.state === 'loaded') {
+      delete loads[d.name];
+    }
+    if (had !== !!loads[d.name]) render();
+  });
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', render);
+  else render();
 })();

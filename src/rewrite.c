@@ -6,6 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "css.h"
+#include "html.h"
+
 /* A growing output buffer; once an allocation fails it stays failed. */
 struct out {
     char *buf;
@@ -13,6 +16,7 @@ struct out {
     bool failed;
 };
 
+/* Appends n bytes of s, growing the buffer (room for the final NUL kept). */
 static void put(struct out *o, const char *s, size_t n)
 {
     if (o->failed || n == 0) {
@@ -35,6 +39,7 @@ static void put(struct out *o, const char *s, size_t n)
     o->len += n;
 }
 
+/* The NUL-terminated result and its length, or NULL if an allocation failed. */
 static char *finish(struct out *o, size_t *out_len)
 {
     put(o, "", 0);
@@ -67,6 +72,7 @@ bool rewrite_prefix_valid(const char *text)
     return true;
 }
 
+/* Whether an absolute path is the article's, by the context's callback. */
 static bool ours(const struct rewrite_context *ctx, const char *path, size_t len)
 {
     return !ctx->is_ours || ctx->is_ours(ctx->arg, path, len);
@@ -129,107 +135,27 @@ static void put_url(struct out *o, const char *url, size_t len, const struct rew
     put(o, url, len);
 }
 
-/* srcset: "a.png 1x, /b.png 2x": each candidate's URL, then its descriptors. */
+/* srcset: "a.png 1x, /b.png 2x": each candidate's URL (html.c splits them). */
 static void put_srcset(struct out *o, const char *v, size_t len, const struct rewrite_context *ctx)
 {
-    size_t i = 0;
-    while (i < len) {
-        size_t start = i;
-        while (i < len && (isspace((unsigned char)v[i]) || v[i] == ',')) {
-            i++;
-        }
-        put(o, v + start, i - start);
-        start = i;
-        while (i < len && !isspace((unsigned char)v[i])) {
-            i++;
-        }
-        size_t url_end = i;
-        while (url_end > start && v[url_end - 1] == ',') { /* "a.png," ends a candidate */
-            url_end--;
-        }
-        put_url(o, v + start, url_end - start, ctx);
-        put(o, v + url_end, i - url_end);
-        if (url_end < i) {
-            continue; /* the commas ended this candidate: no descriptors */
-        }
-        start = i;
-        while (i < len && v[i] != ',') {
-            i++;
-        }
-        put(o, v + start, i - start);
+    size_t pos = 0, copied = 0, url, url_len;
+    while (html_srcset_next(v, len, &pos, &url, &url_len)) {
+        put(o, v + copied, url - copied);
+        put_url(o, v + url, url_len, ctx);
+        copied = url + url_len;
     }
+    put(o, v + copied, len - copied);
 }
 
-static bool starts_ci(const char *s, size_t len, size_t i, const char *word)
-{
-    size_t n = strlen(word);
-    return len - i >= n && strncasecmp(s + i, word, n) == 0;
-}
-
-static size_t find(const char *s, size_t len, size_t from, const char *needle, bool ci)
-{
-    size_t n = strlen(needle);
-    for (size_t i = from; i + n <= len; i++) {
-        if (ci ? strncasecmp(s + i, needle, n) == 0 : memcmp(s + i, needle, n) == 0) {
-            return i;
-        }
-    }
-    return len;
-}
-
+/* url() and @import in CSS text (css.c finds them), the rest copied. */
 static void css_into(struct out *o, const char *css, size_t len, const struct rewrite_context *ctx)
 {
-    size_t i = 0, copied = 0;
-    while (i < len) {
-        char c = css[i];
-        if (c == '/' && i + 1 < len && css[i + 1] == '*') {
-            size_t end = find(css, len, i + 2, "*/", false);
-            i = end < len ? end + 2 : len;
-            continue;
-        }
-        bool is_url = starts_ci(css, len, i, "url(") &&
-                      (i == 0 || !(isalnum((unsigned char)css[i - 1]) || css[i - 1] == '-' ||
-                                   css[i - 1] == '_'));
-        bool is_import = starts_ci(css, len, i, "@import");
-        if (!is_url && !is_import && c != '"' && c != '\'') {
-            i++;
-            continue;
-        }
-        size_t j = i + (is_url ? 4 : is_import ? 7 : 0);
-        while (j < len && isspace((unsigned char)css[j])) {
-            j++;
-        }
-        size_t value, value_end, after;
-        if (j < len && (css[j] == '"' || css[j] == '\'')) {
-            char quote = css[j];
-            value = j + 1;
-            value_end = value;
-            while (value_end < len && css[value_end] != quote) {
-                value_end += css[value_end] == '\\' && value_end + 1 < len ? 2 : 1;
-            }
-            after = value_end < len ? value_end + 1 : len;
-        } else if (is_url) {
-            value = j;
-            value_end = value;
-            while (value_end < len && css[value_end] != ')') {
-                value_end++;
-            }
-            while (value_end > value && isspace((unsigned char)css[value_end - 1])) {
-                value_end--;
-            }
-            after = value_end;
-        } else {
-            i = j > i ? j : i + 1; /* "@import" before something else */
-            continue;
-        }
-        if (c == '"' || c == '\'') { /* a plain string: not a reference */
-            i = after;
-            continue;
-        }
-        put(o, css + copied, value - copied);
-        put_url(o, css + value, value_end - value, ctx);
-        copied = value_end;
-        i = after;
+    size_t pos = 0, copied = 0;
+    struct css_ref r;
+    while (css_next_ref(css, len, &pos, &r)) {
+        put(o, css + copied, r.url - copied);
+        put_url(o, css + r.url, r.url_len, ctx);
+        copied = r.url + r.url_len;
     }
     put(o, css + copied, len - copied);
 }
@@ -241,132 +167,60 @@ char *rewrite_css(const char *css, size_t len, const struct rewrite_context *ctx
     return finish(&o, out_len);
 }
 
-static bool is_url_attribute(const char *name, size_t len)
+bool rewrite_is_url_attribute(const char *name, size_t len)
 {
     static const char *const names[] = {"src",  "href",       "poster",     "data",
                                         "action", "formaction", "xlink:href", "cite",
                                         "background"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if (strlen(names[i]) == len && strncasecmp(name, names[i], len) == 0) {
+        if (html_name_is(name, 0, len, names[i])) {
             return true;
         }
     }
     return false;
 }
 
-/* Reads the attributes of a start tag from i (just past its name) to its
- * '>', rewriting URL values into o; returns the offset past the '>'. */
-static size_t tag_into(struct out *o, const char *h, size_t len, size_t i,
-                       const struct rewrite_context *ctx)
+/* A start tag with its URL attribute values rewritten, the rest copied. */
+static void tag_into(struct out *o, const char *h, const struct html_token *t,
+                     const struct rewrite_context *ctx)
 {
-    size_t copied = i;
-    while (i < len && h[i] != '>') {
-        if (isspace((unsigned char)h[i]) || h[i] == '/') {
-            i++;
+    size_t copied = t->start, pos = t->attrs;
+    struct html_attr a;
+    while (html_attr_next(h, t, &pos, &a)) {
+        bool url = a.has_value && rewrite_is_url_attribute(h + a.name, a.name_len);
+        bool srcset = a.has_value && html_name_is(h, a.name, a.name_len, "srcset");
+        bool style = a.has_value && html_name_is(h, a.name, a.name_len, "style");
+        if (!url && !srcset && !style) {
             continue;
         }
-        size_t name = i;
-        while (i < len && !isspace((unsigned char)h[i]) && h[i] != '=' && h[i] != '>' && h[i] != '/') {
-            i++;
-        }
-        size_t name_len = i - name;
-        size_t j = i;
-        while (j < len && isspace((unsigned char)h[j])) {
-            j++;
-        }
-        if (j >= len || h[j] != '=') {
-            continue; /* an attribute without a value */
-        }
-        j++;
-        while (j < len && isspace((unsigned char)h[j])) {
-            j++;
-        }
-        size_t value, value_end;
-        if (j < len && (h[j] == '"' || h[j] == '\'')) {
-            value = j + 1;
-            value_end = value;
-            while (value_end < len && h[value_end] != h[j]) {
-                value_end++;
-            }
-            i = value_end < len ? value_end + 1 : len;
+        put(o, h + copied, a.value - copied);
+        if (url) {
+            put_url(o, h + a.value, a.value_len, ctx);
+        } else if (srcset) {
+            put_srcset(o, h + a.value, a.value_len, ctx);
         } else {
-            value = j;
-            value_end = j;
-            while (value_end < len && !isspace((unsigned char)h[value_end]) && h[value_end] != '>') {
-                value_end++;
-            }
-            i = value_end;
+            css_into(o, h + a.value, a.value_len, ctx);
         }
-        bool url = is_url_attribute(h + name, name_len);
-        bool srcset = name_len == 6 && strncasecmp(h + name, "srcset", 6) == 0;
-        bool style = name_len == 5 && strncasecmp(h + name, "style", 5) == 0;
-        if (url || srcset || style) {
-            put(o, h + copied, value - copied);
-            if (url) {
-                put_url(o, h + value, value_end - value, ctx);
-            } else if (srcset) {
-                put_srcset(o, h + value, value_end - value, ctx);
-            } else {
-                css_into(o, h + value, value_end - value, ctx);
-            }
-            copied = value_end;
-        }
+        copied = a.value + a.value_len;
     }
-    i = i < len ? i + 1 : len;
-    put(o, h + copied, i - copied);
-    return i;
+    put(o, h + copied, t->end - copied);
 }
 
 char *rewrite_html(const char *html, size_t len, const struct rewrite_context *ctx, size_t *out_len)
 {
     struct out o = {0};
-    size_t i = 0;
-    while (i < len) {
-        size_t lt = i;
-        while (lt < len && html[lt] != '<') {
-            lt++;
-        }
-        put(&o, html + i, lt - i);
-        i = lt;
-        if (i >= len) {
-            break;
-        }
-        if (starts_ci(html, len, i, "<!--")) {
-            size_t end = find(html, len, i + 4, "-->", false);
-            end = end < len ? end + 3 : len;
-            put(&o, html + i, end - i);
-            i = end;
-            continue;
-        }
-        if (i + 1 >= len || !isalpha((unsigned char)html[i + 1])) {
-            /* an end tag, a doctype, a stray "<": copy to its '>' */
-            size_t end = i + 1;
-            while (end < len && html[end] != '>' && html[end] != '<') {
-                end++;
-            }
-            end = end < len && html[end] == '>' ? end + 1 : end;
-            put(&o, html + i, end - i);
-            i = end;
-            continue;
-        }
-        size_t name = i + 1, name_end = name;
-        while (name_end < len && !isspace((unsigned char)html[name_end]) && html[name_end] != '>' &&
-               html[name_end] != '/') {
-            name_end++;
-        }
-        put(&o, html + i, name_end - i);
-        size_t name_len = name_end - name;
-        bool script = name_len == 6 && strncasecmp(html + name, "script", 6) == 0;
-        bool style = name_len == 5 && strncasecmp(html + name, "style", 5) == 0;
-        i = tag_into(&o, html, len, name_end, ctx);
-        if (script || style) { /* raw text up to its end tag */
-            size_t end = find(html, len, i, script ? "</script" : "</style", true);
-            if (script) {
-                put(&o, html + i, end - i);
-            } else {
-                css_into(&o, html + i, end - i, ctx);
-            }
-            i = end;
+    struct html_scanner s;
+    struct html_token t;
+    bool style = false; /* the last start tag was <style>: its raw text is CSS */
+    html_scanner_init(&s, html, len);
+    while (html_scanner_next(&s, &t)) {
+        if (t.type == HTML_START_TAG) {
+            style = html_name_is(html, t.name, t.name_len, "style");
+            tag_into(&o, html, &t, ctx);
+        } else if (t.type == HTML_RAW_TEXT && style) {
+            css_into(&o, html + t.start, t.end - t.start, ctx);
+        } else { /* text, comments, end tags, script text: as they are */
+            put(&o, html + t.start, t.end - t.start);
         }
     }
     return finish(&o, out_len);
@@ -385,4 +239,12 @@ bool rewrite_prefix_clean(const char *text, char *out, size_t size)
     memcpy(out, text, len);
     out[len] = '\0';
     return len == 0 || rewrite_prefix_valid(out);
+}
+
+/* See rewrite.h: one URL as rewrite_html would write it. */
+char *rewrite_url(const char *url, size_t len, const struct rewrite_context *ctx, size_t *out_len)
+{
+    struct out o = {0};
+    put_url(&o, url, len, ctx);
+    return finish(&o, out_len);
 }

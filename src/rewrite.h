@@ -13,9 +13,10 @@
  * attributes and <style> elements; comments and <script> text are left
  * alone. CSS: url() and @import strings; comments are skipped.
  *
- * A scanner, not a parser: it reads what browsers read in well-formed
- * documents and copies anything it does not understand unchanged. Pure and
- * thread-safe; results are malloc'd and owned by the caller.
+ * It reads documents with html.c's scanner and css.c's url() finder (the
+ * ones the live-reload injection and `folio check` use too) and copies
+ * anything it does not understand unchanged. Pure and thread-safe; results
+ * are malloc'd and owned by the caller.
  */
 #ifndef FOLIO_REWRITE_H
 #define FOLIO_REWRITE_H
@@ -52,5 +53,14 @@ bool rewrite_prefix_clean(const char *text, char *out, size_t size);
  * when memory runs out. */
 char *rewrite_html(const char *html, size_t len, const struct rewrite_context *ctx, size_t *out_len);
 char *rewrite_css(const char *css, size_t len, const struct rewrite_context *ctx, size_t *out_len);
+
+/* One reference as rewrite_html and rewrite_css would write it (leading
+ * blanks kept), NUL-terminated: `folio check` asks what a reference becomes
+ * under a prefix. NULL only when memory runs out. */
+char *rewrite_url(const char *url, size_t len, const struct rewrite_context *ctx, size_t *out_len);
+
+/* True for the attribute names whose values rewrite_html reads as one URL
+ * (besides srcset, a list, and style, CSS), in any case. */
+bool rewrite_is_url_attribute(const char *name, size_t len);
 
 #endif

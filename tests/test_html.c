@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,14 @@ static const struct {
     {"<script></head>", "<script></head>" S},
     /* </body> before </head> (broken page): </head> still wins. */
     {"</body></head>", "</body>" S "</head>"},
+    /* The scanner rewrite.c and check.c share: abrupt comments end at once,
+     * "--!>" ends a comment, "</scripts" does not end a script. */
+    {"<!--></head>", "<!-->" S "</head>"},
+    {"<!---></head>", "<!--->" S "</head>"},
+    {"<!-- x --!></head>", "<!-- x --!>" S "</head>"},
+    {"<script>'</scripts></head>'</script></head>", "<script>'</scripts></head>'</script>" S "</head>"},
+    {"<title></head></title></head>", "<title></head></title>" S "</head>"},
+    {"<p title='</head>'></head>", "<p title='</head>'>" S "</head>"},
 };
 
 static void test_table(void **state)
@@ -100,12 +109,128 @@ static void test_null_empty(void **state)
     assert_int_equal(html_inject_offset("x</body>", 8), 1);
 }
 
+/* The tokens of a document, as "type:text" for each, joined by "|". */
+static void tokens_of(const char *html, char *out, size_t size)
+{
+    static const char types[] = "TSECR";
+    struct html_scanner s;
+    struct html_token t;
+    size_t n = 0, covered = 0;
+    out[0] = '\0';
+    html_scanner_init(&s, html, strlen(html));
+    while (html_scanner_next(&s, &t)) {
+        assert_int_equal(t.start, covered); /* every byte in exactly one token */
+        covered = t.end;
+        n += (size_t)snprintf(out + n, size - n, "%s%c:%.*s", n ? "|" : "", types[t.type],
+                              (int)(t.end - t.start), html + t.start);
+    }
+    assert_int_equal(covered, strlen(html));
+}
+
+static void test_tokens(void **state)
+{
+    (void)state;
+    static const struct { const char *in, *want; } table[] = {
+        {"a<b>c</b>", "T:a|S:<b>|T:c|E:</b>"},
+        {"1 < 2 <3", "T:1 < 2 <3"},
+        {"<!-->x<!--->y<!-- z --!>w", "C:<!-->|T:x|C:<!--->|T:y|C:<!-- z --!>|T:w"},
+        {"<!--- x -->", "C:<!--- x -->"},
+        {"<!--!>x-->", "C:<!--!>x-->"},
+        {"<!doctype html><?xml x?></ x></>", "C:<!doctype html>|C:<?xml x?>|C:</ x>|C:</>"},
+        {"<script>a</scripts>b</SCRIPT>c", "S:<script>|R:a</scripts>b|E:</SCRIPT>|T:c"},
+        {"<style></style>", "S:<style>|E:</style>"},
+        {"<textarea><b></textarea>", "S:<textarea>|R:<b>|E:</textarea>"},
+        {"<a href='>'>x", "S:<a href='>'>|T:x"},
+        {"<img src=x", "S:<img src=x"},
+        {"</", "T:</"},
+    };
+    char got[512];
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        tokens_of(table[i].in, got, sizeof got);
+        if (strcmp(got, table[i].want) != 0) {
+            fail_msg("tokens %zu: [%s] -> [%s], want [%s]", i, table[i].in, got, table[i].want);
+        }
+    }
+}
+
+static void test_attributes(void **state)
+{
+    (void)state;
+    const char *h = "<IMG SRC = \"a b.png\" alt='x' hidden data-x=1 =odd/>";
+    struct html_scanner s;
+    struct html_token t;
+    html_scanner_init(&s, h, strlen(h));
+    assert_true(html_scanner_next(&s, &t));
+    assert_int_equal(t.type, HTML_START_TAG);
+    assert_true(html_name_is(h, t.name, t.name_len, "img"));
+    assert_true(t.closed);
+    static const struct { const char *name, *value; bool has; } want[] = {
+        {"SRC", "a b.png", true}, {"alt", "x", true}, {"hidden", "", false},
+        {"data-x", "1", true}, {"=odd", "", false},
+    };
+    size_t pos = t.attrs, n = 0;
+    struct html_attr a;
+    while (html_attr_next(h, &t, &pos, &a)) {
+        assert_true(n < sizeof want / sizeof want[0]);
+        assert_int_equal(a.name_len, strlen(want[n].name));
+        assert_memory_equal(h + a.name, want[n].name, a.name_len);
+        assert_int_equal(a.has_value, want[n].has);
+        assert_int_equal(a.value_len, strlen(want[n].value));
+        assert_memory_equal(h + a.value, want[n].value, a.value_len);
+        n++;
+    }
+    assert_int_equal(n, sizeof want / sizeof want[0]);
+}
+
+static void test_srcset(void **state)
+{
+    (void)state;
+    const char *v = " a.png 1x,b, c.png 2x , f(x,y).png 3x,d.png,";
+    const char *want[] = {"a.png", "b", "c.png", "f(x,y).png", "d.png"};
+    size_t pos = 0, url, len, n = 0;
+    while (html_srcset_next(v, strlen(v), &pos, &url, &len)) {
+        assert_true(n < 5);
+        assert_int_equal(len, strlen(want[n]));
+        assert_memory_equal(v + url, want[n], len);
+        n++;
+    }
+    assert_int_equal(n, 5);
+}
+
+static void test_decode_and_cursor(void **state)
+{
+    (void)state;
+    size_t n;
+    char *d = html_decode("a&amp;b&#x20;c&#233;&unknown;&lt", 32, &n);
+    assert_string_equal(d, "a&b c\xC3\xA9&unknown;&lt");
+    assert_int_equal(n, strlen(d));
+    free(d);
+    const char *text = "ab\n\xC3\xA9x\r\ny";
+    struct html_cursor c = {0};
+    html_cursor_seek(&c, text, 0);
+    assert_int_equal(c.line, 1);
+    assert_int_equal(c.column, 1);
+    html_cursor_seek(&c, text, 5); /* after the two bytes of U+00E9 */
+    assert_int_equal(c.line, 2);
+    assert_int_equal(c.column, 2);
+    html_cursor_seek(&c, text, 8);
+    assert_int_equal(c.line, 3);
+    assert_int_equal(c.column, 1);
+    html_cursor_seek(&c, text, 1); /* backwards: from the start again */
+    assert_int_equal(c.line, 1);
+    assert_int_equal(c.column, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_not_terminated),
         cmocka_unit_test(test_null_empty),
+        cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_attributes),
+        cmocka_unit_test(test_srcset),
+        cmocka_unit_test(test_decode_and_cursor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

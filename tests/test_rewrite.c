@@ -52,6 +52,17 @@ static const struct {
     {&page, "<input disabled value=\"/x\">", "<input disabled value=\"/x\">"},
     {&page, "<a href=\" /x \">", "<a href=\" /article/x \">"},
     {&page, "", ""},
+    /* One scanner with html.c: "<!-->" and "<!--->" are whole comments, "--!>" ends one,
+     * "</scripts" and "</styles" do not end raw text, a title holds no tags. */
+    {&page, "<!--><img src=\"/a.png\">", "<!--><img src=\"/article/a.png\">"},
+    {&page, "<!---><img src=\"/a.png\"><!-- x -->", "<!---><img src=\"/article/a.png\"><!-- x -->"},
+    {&page, "<!-- x --!><img src=\"/a.png\">", "<!-- x --!><img src=\"/article/a.png\">"},
+    {&page, "<script>w(\"</scripts><img src='/a.png'>\")</script><img src=\"/b.png\">",
+     "<script>w(\"</scripts><img src='/a.png'>\")</script><img src=\"/article/b.png\">"},
+    {&page, "<style>a{}</styles>b{background:url(/x.png)}</style>",
+     "<style>a{}</styles>b{background:url(/article/x.png)}</style>"},
+    {&page, "<title><img src=\"/a.png\"></title>", "<title><img src=\"/a.png\"></title>"},
+    {&page, "<a title='x>y' href=/a>", "<a title='x>y' href=/article/a>"},
 };
 
 static const struct {

@@ -1,0 +1,306 @@
+/* check_live — see check_live.h. */
+#include "check_live.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "routes.h"
+#include "sse.h"
+
+/* What the browsers were last told about one file: a non-empty list. */
+struct check_live_entry {
+    char *url, *file, *json;
+};
+
+/* One server's worth of it: the watcher thread is its only writer, but a
+ * process may run several (the unit tests do), hence the lock. */
+static struct {
+    pthread_mutex_t lock;
+    const struct sse_hub *hub;
+    struct check_live_entry *entries;
+    size_t n;
+} check_live_sent = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* routes.c's order: the longest prefix first. */
+static int check_live_route_cmp(const void *a, const void *b)
+{
+    size_t x = ((const struct route *)a)->prefix_len, y = ((const struct route *)b)->prefix_len;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* A routes table over livereload's copy of the routes (strings borrowed;
+ * folders opened afresh). The root is the folder above the "/" route's. */
+static bool check_live_routes(const struct livereload_route *lr, size_t n, struct routes *r)
+{
+    *r = (struct routes){.items = calloc(n ? n : 1, sizeof(*r->items))};
+    const char *top = n ? lr[0].dir : "/";
+    for (size_t i = 0; r->items && i < n; i++) {
+        int fd = open(lr[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) {
+            r->items[r->count++] = (struct route){.prefix = (char *)lr[i].url_prefix,
+                                                  .prefix_len = strlen(lr[i].url_prefix),
+                                                  .dir = (char *)lr[i].dir,
+                                                  .configured = (char *)lr[i].dir,
+                                                  .dir_fd = fd,
+                                                  .is_fragments = lr[i].is_fragments};
+        }
+        top = strcmp(lr[i].url_prefix, "/") == 0 ? lr[i].dir : top;
+    }
+    const char *slash = strrchr(top, '/');
+    r->root = strndup(top, slash && slash != top ? (size_t)(slash - top) : 1);
+    if (r->count > 1) {
+        qsort(r->items, r->count, sizeof(*r->items), check_live_route_cmp);
+    }
+    return r->items && r->root;
+}
+
+/* Frees what check_live_routes made (not the borrowed strings). */
+static void check_live_routes_free(struct routes *r)
+{
+    for (size_t i = 0; i < r->count; i++) {
+        close(r->items[i].dir_fd);
+    }
+    free(r->items);
+    free(r->root);
+}
+
+/* True for the files a live check reads: HTML and CSS. */
+static bool check_live_document(const char *url)
+{
+    size_t n = strlen(url);
+    return (n > 4 && strcasecmp(url + n - 4, ".css") == 0) ||
+           (n > 5 && strcasecmp(url + n - 5, ".html") == 0) || (n > 4 && strcasecmp(url + n - 4, ".htm") == 0);
+}
+
+/* The URLs of the batch's HTML and CSS files into @focus (malloc'd each);
+ * *pages when anything else changed, which may break a page. */
+static size_t check_live_focus(const struct livereload_route *routes, size_t n, const struct watch_batch *b,
+                               char **focus, bool *pages)
+{
+    size_t count = 0;
+    *pages = b->overflow;
+    for (size_t i = 0; i < b->n; i++) {
+        const struct watch_change *c = &b->changes[i];
+        char *url = NULL;
+        if (c->id < 0 || (size_t)c->id >= n ||
+            asprintf(&url, "%s%s", routes[c->id].url_prefix, c->relpath) < 0) {
+            continue;
+        }
+        if (check_live_document(url)) {
+            *pages |= routes[c->id].is_fragments; /* a page may load it, or no longer can */
+            focus[count++] = url;
+        } else {
+            *pages = true;
+            free(url);
+        }
+    }
+    return count;
+}
+
+/* The errors of the file at @url in @rep as a JSON array, malloc'd ("[]"
+ * when none); *file gets its name when there are some. */
+static char *check_live_errors(const struct check_report *rep, const char *url, const char **file)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (out == NULL) {
+        return NULL;
+    }
+    fputc('[', out);
+    for (size_t i = 0, k = 0; i < rep->count; i++) {
+        const struct check_problem *p = &rep->problems[i];
+        if (p->severity == CHECK_ERROR && strcmp(p->url, url) == 0) {
+            fputs(k++ ? "," : "", out);
+            check_print_problem_json(p, out);
+            *file = p->file;
+        }
+    }
+    fputc(']', out);
+    return fclose(out) == 0 ? buf : (free(buf), NULL);
+}
+
+/* The entry last sent for @url, or NULL. */
+static struct check_live_entry *check_live_find(const char *url)
+{
+    for (size_t i = 0; i < check_live_sent.n; i++) {
+        if (strcmp(check_live_sent.entries[i].url, url) == 0) {
+            return &check_live_sent.entries[i];
+        }
+    }
+    return NULL;
+}
+
+/* Forgets everything sent (to another hub: another server, or a test's). */
+static void check_live_forget(const struct sse_hub *hub)
+{
+    for (size_t i = 0; i < check_live_sent.n; i++) {
+        free(check_live_sent.entries[i].url);
+        free(check_live_sent.entries[i].file);
+        free(check_live_sent.entries[i].json);
+    }
+    free(check_live_sent.entries);
+    check_live_sent.entries = NULL;
+    check_live_sent.n = 0;
+    check_live_sent.hub = hub;
+}
+
+/* Records @json (owned) as what was sent for @url; "[]" removes the entry. */
+static void check_live_remember(const char *url, const char *file, char *json)
+{
+    struct check_live_entry *e = check_live_find(url);
+    if (strcmp(json, "[]") == 0) {
+        if (e != NULL) {
+            free(e->url);
+            free(e->file);
+            free(e->json);
+            *e = check_live_sent.entries[--check_live_sent.n];
+        }
+        free(json);
+        return;
+    }
+    if (e == NULL) {
+        struct check_live_entry *grown =
+            realloc(check_live_sent.entries, (check_live_sent.n + 1) * sizeof(*grown));
+        char *u = strdup(url), *f = strdup(file);
+        if (grown == NULL || u == NULL || f == NULL) {
+            check_live_sent.entries = grown ? grown : check_live_sent.entries;
+            free(u);
+            free(f);
+            free(json);
+            return;
+        }
+        check_live_sent.entries = grown;
+        e = &grown[check_live_sent.n++];
+        *e = (struct check_live_entry){u, f, NULL};
+    }
+    free(e->json);
+    e->json = json;
+}
+
+/* True when the file at @url is a page: HTML outside the fragments route. */
+static bool check_live_page(const struct routes *r, const char *url)
+{
+    bool bare;
+    const struct route *route = routes_match(r, url, &bare);
+    size_t n = strlen(url);
+    return route && !route->is_fragments && n > 4 && strcasecmp(url + n - 4, ".css") != 0 &&
+           check_live_document(url);
+}
+
+/* Adds @url to the candidate list unless it is there already. */
+static void check_live_candidate(const char **list, size_t *n, const char *url)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (strcmp(list[i], url) == 0) {
+            return;
+        }
+    }
+    list[(*n)++] = url;
+}
+
+/* Writes the files whose errors differ from what was sent into @out as the
+ * event's "files" list, and remembers them. Returns how many. Lock held. */
+static size_t check_live_diff(const struct routes *r, const struct check_report *rep,
+                              char **focus, size_t nfocus, bool pages, FILE *out)
+{
+    size_t cap = nfocus + rep->count + check_live_sent.n, n = 0, changed = 0;
+    const char **urls = calloc(cap ? cap : 1, sizeof(*urls));
+    if (urls == NULL) {
+        return 0;
+    }
+    for (size_t i = 0; i < nfocus; i++) {
+        check_live_candidate(urls, &n, focus[i]);
+    }
+    for (size_t i = 0; i < rep->count; i++) {
+        if (rep->problems[i].severity == CHECK_ERROR) {
+            check_live_candidate(urls, &n, rep->problems[i].url);
+        }
+    }
+    for (size_t i = 0; pages && i < check_live_sent.n; i++) {
+        if (check_live_page(r, check_live_sent.entries[i].url)) {
+            check_live_candidate(urls, &n, check_live_sent.entries[i].url);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct check_live_entry *e = check_live_find(urls[i]);
+        const char *file = e ? e->file : "";
+        char *now = check_live_errors(rep, urls[i], &file);
+        if (now == NULL || strcmp(now, e ? e->json : "[]") == 0) {
+            free(now);
+            continue;
+        }
+        fputs(changed++ ? "," : "", out);
+        fputs("{\"file\":", out);
+        check_json_string(out, file);
+        fputs(",\"url\":", out);
+        check_json_string(out, urls[i]);
+        fprintf(out, ",\"problems\":%s}", now);
+        char *url = strdup(urls[i]), *name = strdup(file); /* urls[i] may be an entry's own */
+        if (url != NULL && name != NULL) {
+            check_live_remember(url, name, now);
+        } else {
+            free(now);
+        }
+        free(url);
+        free(name);
+    }
+    free(urls);
+    return changed;
+}
+
+/* Broadcasts one `check` event when what the browsers know has changed. */
+static void check_live_send(const struct routes *r, const struct check_report *rep, char **focus,
+                            size_t nfocus, bool pages, struct sse_hub *hub)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (out == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&check_live_sent.lock);
+    if (check_live_sent.hub != hub) {
+        check_live_forget(hub);
+    }
+    fputs("{\"files\":[", out);
+    size_t changed = check_live_diff(r, rep, focus, nfocus, pages, out);
+    fputs("]}", out);
+    pthread_mutex_unlock(&check_live_sent.lock);
+    if (fclose(out) == 0 && changed > 0) {
+        sse_hub_broadcast(hub, "check", buf);
+    }
+    free(buf);
+}
+
+void check_live_batch(const struct livereload_route *routes, size_t n, const struct watch_batch *b,
+                      struct sse_hub *hub)
+{
+    char **focus = calloc(b->n + 1, sizeof(*focus));
+    bool pages = false;
+    size_t nfocus = focus ? check_live_focus(routes, n, b, focus, &pages) : 0;
+    struct routes r;
+    if ((nfocus > 0 || pages) && check_live_routes(routes, n, &r)) {
+        struct check_options o = {.focus = (const char *const *)focus, .nfocus = nfocus, .focus_pages = pages};
+        char err[256];
+        struct check_report *rep = check_run(&r, &o, err, sizeof(err));
+        if (rep != NULL) {
+            check_live_send(&r, rep, focus, nfocus, pages, hub);
+        }
+        check_report_free(rep);
+        check_live_routes_free(&r);
+    } else if (nfocus > 0 || pages) {
+        check_live_routes_free(&r);
+    }
+    for (size_t i = 0; i < nfocus; i++) {
+        free(focus[i]);
+    }
+    free(focus);
+}

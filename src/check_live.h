@@ -1,0 +1,32 @@
+/* check_live — `folio check` while editing (preview only).
+ *
+ * After each batch of saves, the watcher thread calls check_live_batch: it
+ * checks the HTML and CSS files the batch touched (a fragment from the pages
+ * that load it); a fragment or any other change (a deleted image, say) also
+ * re-checks the pages
+ * and, for each file whose list of errors differs from the one the browsers
+ * were last sent, broadcasts a `check` event (reload.js shows a panel):
+ *
+ *   {"files":[{"file":"www/index.html","url":"/index.html",
+ *              "problems":[{"severity":"error","file":...,"line":3,...}]}]}
+ *
+ * An empty "problems" list clears that file. A batch that changes nothing
+ * the browsers were told sends nothing, so a clean article never hears of
+ * it. What was last sent is kept per event hub (one per server), guarded by
+ * a mutex; it lives as long as the process.
+ */
+#ifndef FOLIO_CHECK_LIVE_H
+#define FOLIO_CHECK_LIVE_H
+
+#include <stddef.h>
+
+#include "livereload.h"
+#include "watch.h"
+
+struct sse_hub;
+
+/* Checks what @b touched beneath @routes and tells @hub what changed. */
+void check_live_batch(const struct livereload_route *routes, size_t n, const struct watch_batch *b,
+                      struct sse_hub *hub);
+
+#endif

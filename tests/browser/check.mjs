@@ -1,0 +1,205 @@
+// folio check, live: the panel of broken references in a real browser (Debian's Chromium
+// through playwright-core). A small article is served in preview; the test saves a page with
+// a broken image and sees the panel appear in the reloaded page with the file:line, dismisses
+// it, breaks the stylesheet (the panel comes back, in place), fixes both (the panel goes), then
+// deletes a fragment (its failed load is listed) and restores it (the panel goes). Each wait
+// is bounded (STEP_MS). Ends with "N passed, M failed"; exits 1 on failure.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startFolio } from '../lib/folio.mjs';
+import { launchBrowser } from '../lib/browser.mjs';
+
+const STEP_MS = 5000;
+
+// Like the real article's loader: relative fetch, inject, and a folio:fragment event after each.
+const LOADER = `(function () {
+  function load(el) {
+    var name = el.id.slice('fragment-'.length);
+    return fetch('fragments/' + encodeURIComponent(name) + '.html', { cache: 'no-cache' })
+      .then(function (r) { if (!r.ok) throw new Error('HTTP ' + r.status); return r.text(); })
+      .then(function (html) { el.innerHTML = html; return 'loaded'; }, function () { return 'error'; })
+      .then(function (state) {
+        el.setAttribute('data-fragment-state', state);
+        document.dispatchEvent(new CustomEvent('folio:fragment', { detail: { name: name, state: state } }));
+      });
+  }
+  window.folioFragments = {
+    reload: function (name) { var el = document.getElementById('fragment-' + name); return el ? load(el) : Promise.resolve(); },
+  };
+  document.querySelectorAll('[id^="fragment-"]').forEach(load);
+})();
+`;
+
+const PAGE = `<!doctype html>
+<html lang=en>
+<head>
+<meta charset=utf-8>
+<title>Check</title>
+<link rel=stylesheet href=style.css>
+<script src=loader.js defer></script>
+</head>
+<body>
+<h1 id=title>Check</h1>
+<img src="assets/pic.svg" alt="a square" width=10 height=10>
+<div id="fragment-note"><p>Loading…</p></div>
+</body>
+</html>
+`;
+const BROKEN_PAGE = PAGE.replace('<img src="assets/pic.svg"', '<img src="assets/pic-typo.svg"');
+const BROKEN_LINE = BROKEN_PAGE.split('\n').findIndex((l) => l.includes('pic-typo')) + 1;
+const CSS = 'h1 { color: rgb(1, 2, 3); background: url(../assets/pic.svg); }\n';
+const BROKEN_CSS = 'h1 { color: rgb(4, 5, 6); background: url(../assets/gone.svg); }\n';
+
+function makeFixture() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-check-'));
+  const w = (rel, data) => {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), data);
+  };
+  w('www/index.html', PAGE);
+  w('www/style.css', CSS);
+  w('www/loader.js', LOADER);
+  w('fragments/note.html', '<p class=note>a note</p>\n');
+  w('assets/pic.svg', '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n');
+  return root;
+}
+
+function assert(cond, msg) { if (!cond) throw new Error(msg); }
+
+async function waitFor(pg, fn, arg, what) {
+  try {
+    await pg.waitForFunction(fn, arg, { timeout: STEP_MS, polling: 10 });
+  } catch (e) {
+    const panel = await pg.evaluate(() => { const p = document.getElementById('folio-check'); return p ? p.textContent : '(no panel)'; }).catch(() => '?');
+    throw new Error(`timed out after ${STEP_MS} ms waiting for ${what}; panel: ${panel}`);
+  }
+}
+
+const panelText = () => { const p = document.getElementById('folio-check'); return p ? p.textContent : null; };
+
+const root = makeFixture();
+const file = (rel) => path.join(root, rel);
+const folio = await startFolio({ root });
+process.on('exit', () => { if (!folio.exited()) folio.proc.kill('SIGKILL'); });
+const browser = await launchBrowser();
+const pg = await (await browser.newContext()).newPage();
+const noise = [];
+pg.on('pageerror', (e) => noise.push(`[pageerror] ${e.message}`));
+let loads = 0;
+pg.on('load', () => { loads++; });
+
+async function streaming() {
+  const t0 = Date.now();
+  for (;;) {
+    const h = await (await fetch(folio.url + '__folio/health')).json();
+    if (h.event_streams >= 1) return;
+    assert(Date.now() - t0 < STEP_MS, 'the page never opened its event stream');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const steps = [];
+const step = (name, fn) => steps.push({ name, fn });
+
+step('a clean page shows no panel', async () => {
+  await pg.goto(folio.url, { waitUntil: 'load', timeout: STEP_MS * 2 });
+  await waitFor(pg, () => document.querySelector('[data-fragment-state=loaded]') !== null && window.__folioCheck, null,
+    'the fragment and the client');
+  await streaming();
+  assert(await pg.evaluate(panelText) === null, 'a panel on a clean page');
+});
+
+async function reloaded(before) {
+  const t0 = Date.now();
+  while (loads < before + 1) {
+    assert(Date.now() - t0 < STEP_MS, 'the page did not reload');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+step('saving a page with a broken image: the reloaded page shows it with file:line', async () => {
+  const before = loads;
+  fs.writeFileSync(file('www/index.html'), BROKEN_PAGE);
+  await reloaded(before);
+  // The check event came before the reload; the new page has it from sessionStorage.
+  await waitFor(pg, (line) => { const p = document.getElementById('folio-check');
+    return p && p.textContent.includes('www/index.html:' + line) && p.textContent.includes('pic-typo.svg'); },
+  BROKEN_LINE, 'the panel to list the broken image');
+  assert(loads === before + 1, `the page should have reloaded once, loads: ${loads - before}`);
+  const text = await pg.evaluate(panelText);
+  assert(/1 broken reference\b/.test(text), `panel: ${text}`);
+  if (process.env.FOLIO_ARTIFACTS) {
+    fs.mkdirSync(process.env.FOLIO_ARTIFACTS, { recursive: true });
+    await pg.screenshot({ path: path.join(process.env.FOLIO_ARTIFACTS, 'check-panel.png') });
+  }
+  await streaming();
+});
+
+step('dismissed, the panel goes', async () => {
+  await pg.click('#folio-check button[aria-label=Dismiss]');
+  await waitFor(pg, () => !document.getElementById('folio-check'), null, 'the panel to go');
+});
+
+step('a broken stylesheet brings it back, in place, listing both', async () => {
+  const before = loads;
+  fs.writeFileSync(file('www/style.css'), BROKEN_CSS);
+  await waitFor(pg, () => { const p = document.getElementById('folio-check');
+    return p && p.textContent.includes('www/style.css:1') && p.textContent.includes('gone.svg') &&
+      p.textContent.includes('pic-typo.svg'); }, null, 'the panel to list the stylesheet too');
+  await waitFor(pg, () => getComputedStyle(document.getElementById('title')).color === 'rgb(4, 5, 6)', null,
+    'the new stylesheet');
+  assert(loads === before, 'a stylesheet edit reloaded the page');
+});
+
+step('fixing both clears the panel', async () => {
+  fs.writeFileSync(file('www/style.css'), CSS);
+  await waitFor(pg, () => { const p = document.getElementById('folio-check');
+    return p && !p.textContent.includes('gone.svg') && p.textContent.includes('pic-typo.svg'); }, null,
+  'the stylesheet to leave the panel');
+  const before = loads;
+  fs.writeFileSync(file('www/index.html'), PAGE);
+  await reloaded(before);
+  await waitFor(pg, () => !document.getElementById('folio-check') && document.readyState === 'complete', null,
+    'the panel to go after the fix');
+  await streaming();
+  // The new page's client has started (and rendered what sessionStorage held): nothing.
+  await waitFor(pg, () => typeof window.__folioCheck === 'function', null, 'the client in the new page');
+  assert(await pg.evaluate(panelText) === null, 'the panel came back');
+});
+
+step('a fragment that fails to load after an edit is listed, and goes once it loads', async () => {
+  await waitFor(pg, () => document.querySelector('[data-fragment-state=loaded]') !== null, null, 'the fragment');
+  const saved = fs.readFileSync(file('fragments/note.html'));
+  fs.unlinkSync(file('fragments/note.html'));
+  await waitFor(pg, () => { const p = document.getElementById('folio-check');
+    return p && p.textContent.includes('fragment "note" failed to load'); }, null, 'the failed load in the panel');
+  fs.writeFileSync(file('fragments/note.html'), saved);
+  await waitFor(pg, () => !document.getElementById('folio-check'), null, 'the panel to go once it loads');
+});
+
+step('no page errors', async () => {
+  assert(noise.length === 0, noise.join('\n'));
+});
+
+let passed = 0, failed = 0;
+try {
+  for (const s of steps) {
+    const t = Date.now();
+    try {
+      await s.fn();
+      passed++;
+      console.log(`ok   ${s.name} (${Date.now() - t} ms)`);
+    } catch (e) {
+      failed++;
+      console.log(`FAIL ${s.name} (${Date.now() - t} ms)\n     ${String(e.message).split('\n').join('\n     ')}`);
+    }
+  }
+} finally {
+  await browser.close().catch(() => {});
+  try { await folio.stop(); } catch (e) { failed++; console.log(`FAIL final stop: ${e.message}`); }
+  fs.rmSync(root, { recursive: true, force: true });
+}
+if (failed) console.log('folio log tail:\n' + folio.log.slice(-20).join('\n'));
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,271 @@
+/* check: the reference extractor, browser-style resolution, and a whole run
+ * over a small article in a temporary folder (routes and resolver included). */
+#include "cmocka_prelude.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "check_refs.h"
+#include "config.h"
+#include "resolve.h"
+#include "rewrite.h"
+#include "routes.h"
+
+/* The references of @html as "what=url@offset" joined by "|". */
+static void refs_of(const char *html, char *out, size_t size)
+{
+    struct check_doc d = {0};
+    assert_true(check_refs_html(html, strlen(html), &d));
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < d.nrefs; i++) {
+        n += (size_t)snprintf(out + n, size - n, "%s%s=%s@%zu", i ? "|" : "", d.refs[i].what,
+                              d.refs[i].url, d.refs[i].offset);
+    }
+    check_doc_free(&d);
+}
+
+static void test_extract(void **state)
+{
+    (void)state;
+    static const struct { const char *in, *want; } table[] = {
+        {"<img src=a.png>", "img src=a.png@9"},
+        {"<IMG SRC='a&amp;b.png'>", "img src=a&b.png@10"},
+        {"<img srcset=\"a.png 1x, b,c.png 2x\">", "img srcset=a.png@13|img srcset=b,c.png@23"},
+        {"<video poster=p.jpg src=v.webm><source src=s.webm><track src=t.vtt></video>",
+         "video poster=p.jpg@14|video src=v.webm@24|source src=s.webm@43|track src=t.vtt@61"},
+        {"<object data=f.svg></object><p data=x>", "object data=f.svg@13"},
+        {"<iframe src=f.html></iframe><link rel=icon href=i.svg>", "iframe src=f.html@12|link href=i.svg@48"},
+        {"<p style=\"background:url('b.png')\">", "p style url()=b.png@26"},
+        {"<style>a{background:url(c.png)} @import 'd.css';</style>", "url()=c.png@24|@import=d.css@41"},
+        {"<div id=\"fragment-cheat sheet\"></div>", "fragment=fragments/cheat%20sheet.html@9"},
+        {"<!-- <img src=x.png> --><!--><img src=y.png>", "img src=y.png@38"},
+        {"<script>'<img src=x.png>'</scripts><img src=z.png></script>", ""},
+        {"<base href=/x/><img src=a.png", ""}, /* <base> is not followed; an unclosed tag is dropped */
+        {"<a href=\"#top\" name=n>", "a href=#top@9"},
+    };
+    char got[512];
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        refs_of(table[i].in, got, sizeof got);
+        if (strcmp(got, table[i].want) != 0) {
+            fail_msg("refs %zu: [%s] -> [%s], want [%s]", i, table[i].in, got, table[i].want);
+        }
+    }
+}
+
+/* Every attribute the checker follows is one rewrite.c rewrites, so the
+ * --base-path check asks rewrite_url about exactly what rewrite_html does. */
+static void test_attributes_are_rewritten(void **state)
+{
+    (void)state;
+    const char *followed[] = {"src", "href", "poster", "data", "xlink:href", "SRC"};
+    for (size_t i = 0; i < sizeof followed / sizeof followed[0]; i++) {
+        assert_true(rewrite_is_url_attribute(followed[i], strlen(followed[i])));
+    }
+    assert_false(rewrite_is_url_attribute("data-src", 8));
+    char got[256];
+    refs_of("<img data-src=a.png src=b.png><x-y srcset=c.png style='background:url(d.png)'>", got, sizeof got);
+    assert_string_equal(got, "img src=b.png@24|x-y srcset=c.png@42|x-y style url()=d.png@70");
+}
+
+static void test_ids(void **state)
+{
+    (void)state;
+    const char *html = "<h2 id=a></h2><a name=b></a><p id=\"\"></p><!-- <p id=c> --><p id=a>";
+    struct check_doc d = {0};
+    assert_true(check_refs_html(html, strlen(html), &d));
+    assert_int_equal(d.nids, 3);
+    assert_string_equal(d.ids[0].id, "a");
+    assert_false(d.ids[0].is_name);
+    assert_string_equal(d.ids[1].id, "b");
+    assert_true(d.ids[1].is_name);
+    assert_string_equal(d.ids[2].id, "a");
+    check_doc_free(&d);
+}
+
+static void test_resolve(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *ref, *base;
+        enum check_url_kind kind;
+        const char *path, *fragment;
+    } table[] = {
+        {"a.png", "/index.html", CHECK_URL_PATH, "/a.png", NULL},
+        {"a.png", "/ch/one.html", CHECK_URL_PATH, "/ch/a.png", NULL},
+        {"../a.png", "/ch/one.html", CHECK_URL_PATH, "/ch/../a.png", NULL},
+        {"/x/y.png?v=2#f", "/ch/one.html", CHECK_URL_PATH, "/x/y.png", "f"},
+        {"  a\tb\n.png  ", "/", CHECK_URL_PATH, "/ab.png", NULL},
+        {"a\\b.png", "/", CHECK_URL_PATH, "/a/b.png", NULL},
+        {"p.html#sec%20two", "/", CHECK_URL_PATH, "/p.html", "sec two"},
+        {"#x", "/", CHECK_URL_DOCUMENT, NULL, "x"},
+        {"?q=1", "/", CHECK_URL_DOCUMENT, NULL, NULL},
+        {"", "/", CHECK_URL_DOCUMENT, NULL, NULL},
+        {"https://example.com/", "/", CHECK_URL_EXTERNAL, NULL, NULL},
+        {"HTTP://example.com/", "/", CHECK_URL_EXTERNAL, NULL, NULL},
+        {"//cdn.example/x", "/", CHECK_URL_EXTERNAL, NULL, NULL},
+        {"mailto:a@b", "/", CHECK_URL_OTHER, NULL, NULL},
+        {"data:image/png;base64,AA", "/", CHECK_URL_OTHER, NULL, NULL},
+        {"javascript:void(0)", "/", CHECK_URL_OTHER, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        struct check_url u;
+        assert_true(check_url_resolve(table[i].ref, table[i].base, &u));
+        if (u.kind != table[i].kind) {
+            fail_msg("resolve %zu [%s]: kind %d, want %d", i, table[i].ref, u.kind, table[i].kind);
+        }
+        if (table[i].path) {
+            assert_string_equal(u.path, table[i].path);
+        }
+        if (table[i].fragment) {
+            assert_non_null(u.fragment);
+            assert_string_equal(u.fragment, table[i].fragment);
+        } else if (u.kind != CHECK_URL_EXTERNAL && u.kind != CHECK_URL_OTHER) {
+            assert_null(u.fragment);
+        }
+        check_url_free(&u);
+    }
+}
+
+static char root[64];
+
+static void put(const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
+        *p = '\0';
+        mkdir(path, 0755);
+        *p = '/';
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The problems of a run over root as "file:line:col: message" lines. */
+static struct check_report *run(const char *base_path)
+{
+    struct config c;
+    config_init(&c);
+    free(c.root);
+    c.root = strdup(root);
+    struct routes routes;
+    char err[256];
+    assert_true(routes_open(&routes, &c, err, sizeof err));
+    resolve_init(routes.items[0].dir_fd);
+    struct check_options o = {.base_path = base_path, .unreferenced = true};
+    struct check_report *r = check_run(&routes, &o, err, sizeof err);
+    assert_non_null(r);
+    routes_close(&routes);
+    config_finish(&c);
+    return r;
+}
+
+/* A live run that reports only @focus (and every page with @pages). */
+static struct check_report *run_focus(const char *focus, bool pages)
+{
+    struct config c;
+    config_init(&c);
+    free(c.root);
+    c.root = strdup(root);
+    struct routes routes;
+    char err[256];
+    assert_true(routes_open(&routes, &c, err, sizeof err));
+    const char *const list[] = {focus};
+    struct check_options o = {.focus = list, .nfocus = focus ? 1 : 0, .focus_pages = pages};
+    struct check_report *r = check_run(&routes, &o, err, sizeof err);
+    assert_non_null(r);
+    routes_close(&routes);
+    config_finish(&c);
+    return r;
+}
+
+/* True when the report holds a problem at @file:@line:@col whose message holds @part. */
+static bool has(const struct check_report *r, enum check_severity sev, const char *file,
+                unsigned line, unsigned col, const char *part)
+{
+    for (size_t i = 0; i < r->count; i++) {
+        const struct check_problem *p = &r->problems[i];
+        if (p->severity == sev && strcmp(p->file, file) == 0 && p->line == line && p->column == col &&
+            strstr(p->message, part) != NULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void test_run(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/folio-check-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    put("www/index.html", "<link rel=stylesheet href=s.css>\n"
+                          "<img src=\"assets/a%20b.png\"><img src=\"assets/nope.png\">\n"
+                          "<div id=fragment-f></div><a href=\"#in-f\">x</a><a href=\"#no\">y</a>\n"
+                          "<img src=\"../assets/a b.png\"><img src=\"assets/../../assets/a b.png\">\n"
+                          "<img src=\"assets/out.png\">\n");
+    put("www/s.css", "p{background:url(\"../assets/a b.png\")}\n@import 'gone.css';\n");
+    put("fragments/f.html", "<p id=in-f><img src=\"assets/a b.png\"></p><img src=x.png>\n");
+    put("assets/a b.png", "png");
+    put("assets/lonely.txt", "x");
+    char link[512];
+    snprintf(link, sizeof link, "%s/assets/out.png", root);
+    assert_int_equal(symlink("/etc/passwd", link), 0); /* escapes the folder */
+
+    struct check_report *r = run(NULL);
+    if (getenv("TEST_CHECK_VERBOSE")) {
+        check_print_text(r, stderr);
+    }
+    assert_true(has(r, CHECK_ERROR, "www/index.html", 2, 39, "not found"));
+    assert_true(has(r, CHECK_ERROR, "www/index.html", 3, 56, "no element with id \"no\""));
+    assert_true(has(r, CHECK_ERROR, "www/index.html", 5, 11, "leads outside the article's folders"));
+    assert_true(has(r, CHECK_ERROR, "www/s.css", 2, 10, "not found"));
+    assert_true(has(r, CHECK_ERROR, "fragments/f.html", 1, 51, "x.png\" not found"));
+    assert_true(has(r, CHECK_WARNING, "assets/lonely.txt", 1, 1, "nothing references"));
+    assert_int_equal(r->errors, 5);
+    assert_int_equal(r->warnings, 1);
+    check_report_free(r);
+
+    /* Live: one file's problems only (a fragment's found through its page). */
+    r = run_focus("/s.css", false);
+    assert_int_equal(r->errors, 1);
+    assert_true(has(r, CHECK_ERROR, "www/s.css", 2, 10, "not found"));
+    check_report_free(r);
+    r = run_focus("/fragments/f.html", false);
+    assert_int_equal(r->errors, 1);
+    assert_true(has(r, CHECK_ERROR, "fragments/f.html", 1, 51, "not found"));
+    check_report_free(r);
+    r = run_focus(NULL, true);
+    assert_int_equal(r->errors, 3);
+    assert_int_equal(r->warnings, 0);
+    check_report_free(r);
+
+    /* Under a prefix: "../" at the top is rewritten, a climb in the middle is not. */
+    r = run("/article");
+    assert_true(has(r, CHECK_ERROR, "www/index.html", 4, 40, "leaves --base-path /article"));
+    assert_int_equal(r->errors, 6);
+    check_report_free(r);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_extract),
+        cmocka_unit_test(test_attributes_are_rewritten),
+        cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_resolve),
+        cmocka_unit_test(test_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
