@@ -46,9 +46,28 @@ enum livereload_kind livereload_classify(const char *url_path,
             return LIVERELOAD_FRAGMENT;
         }
     }
-    if (livereload_ends_with(url_path, n, ".css", true) && n > 4 &&
-        url_path[n - 5] != '/') {
+    const char *slash = strrchr(url_path, '/');
+    const char *dot = strrchr(url_path, '.');
+    if (dot == NULL || (slash != NULL && dot < slash + 2)) {
+        return LIVERELOAD_RELOAD; /* no extension, a dotfile, a folder */
+    }
+    if (strcasecmp(dot, ".css") == 0) {
         return LIVERELOAD_CSS;
+    }
+    if (strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0) {
+        return LIVERELOAD_PAGE;
+    }
+    /* What <img>, <picture>, SVG <image>, CSS url(), <video>/<audio> and
+     * posters load: the client swaps these in place. */
+    static const char *const media[] = {
+        ".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".svg", ".ico",
+        ".bmp", ".apng", ".jxl", ".mp4", ".webm", ".ogv", ".mov", ".m4v",
+        ".mp3", ".ogg", ".oga", ".opus", ".wav", ".flac", ".m4a",
+    };
+    for (size_t i = 0; i < sizeof media / sizeof media[0]; i++) {
+        if (strcasecmp(dot, media[i]) == 0) {
+            return LIVERELOAD_IMAGE;
+        }
     }
     return LIVERELOAD_RELOAD;
 }
@@ -60,6 +79,10 @@ const char *livereload_kind_name(enum livereload_kind kind)
         return "css";
     case LIVERELOAD_FRAGMENT:
         return "fragment";
+    case LIVERELOAD_PAGE:
+        return "page";
+    case LIVERELOAD_IMAGE:
+        return "image";
     case LIVERELOAD_RELOAD:
         break;
     }

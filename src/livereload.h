@@ -13,8 +13,12 @@
  *      gets bytes older than the file:
  *        `css`      data: the stylesheet's URL path (e.g. /style.css)
  *        `fragment` data: the name (fragments route + <name>.html)
+ *        `page`     data: an HTML page's URL path (the page, or an iframe's)
+ *        `image`    data: an image or media file's URL path
  *        `reload`   data: the URL path that forced it, or "*" on overflow
  *      Any reload in a batch replaces the batch's other events by one reload.
+ *      What the browser does with each is reload.js's business: a page edit
+ *      is patched in place where that is safe, an image swapped.
  * The callbacks run on the watcher thread, never concurrently with
  * themselves; they must be thread-safe against the HTTP threads.
  *
@@ -49,6 +53,8 @@ enum livereload_kind {
     LIVERELOAD_CSS,
     LIVERELOAD_FRAGMENT,
     LIVERELOAD_RELOAD,
+    LIVERELOAD_PAGE,
+    LIVERELOAD_IMAGE,
 };
 
 /* One planned event; `data` is malloc'd. */
@@ -62,7 +68,10 @@ struct livereload_event {
  * is the fragments route's URL prefix when @url_path is in that route, else
  * NULL. A `.css` path (any case) is css, named by the whole path; a
  * `<prefix><name>.html` path is a fragment named <name> (which may hold
- * '/'); anything else reloads. *name / *name_len point into @url_path.
+ * '/'); any other `.html`/`.htm` is a page, an image or audio/video file
+ * (by extension, any case) an image, both named by the whole path; anything
+ * else (scripts, data, folders) reloads. *name / *name_len point into
+ * @url_path.
  */
 enum livereload_kind livereload_classify(const char *url_path,
                                          const char *fragments_prefix,
@@ -77,7 +86,8 @@ bool livereload_plan(const struct livereload_route *routes, size_t nroutes,
                      struct livereload_event **events, size_t *n);
 void livereload_events_free(struct livereload_event *events, size_t n);
 
-/* The event name sent for @kind: "css", "fragment" or "reload". */
+/* The event name sent for @kind: "css", "fragment", "page", "image" or
+ * "reload". */
 const char *livereload_kind_name(enum livereload_kind kind);
 
 /*

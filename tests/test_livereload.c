@@ -38,15 +38,28 @@ static void test_classify_table(void **state)
         {"/frag/x.html", "/frag/", LIVERELOAD_FRAGMENT, "x"},
         /* A css file among fragments is still css. */
         {"/fragments/a.css", "/fragments/", LIVERELOAD_CSS, "/fragments/a.css"},
-        /* Not a fragment the loader would fetch. */
+        /* Not a fragment the loader would fetch: a page, or nothing. */
         {"/fragments/.html", "/fragments/", LIVERELOAD_RELOAD, "/fragments/.html"},
-        {"/fragments/a.HTML", "/fragments/", LIVERELOAD_RELOAD, "/fragments/a.HTML"},
+        {"/fragments/a.HTML", "/fragments/", LIVERELOAD_PAGE, "/fragments/a.HTML"},
         {"/fragments/data.json", "/fragments/", LIVERELOAD_RELOAD, "/fragments/data.json"},
-        /* An .html outside the fragments route reloads. */
-        {"/fragments/intro.html", NULL, LIVERELOAD_RELOAD, "/fragments/intro.html"},
-        {"/index.html", NULL, LIVERELOAD_RELOAD, "/index.html"},
+        /* An .html outside the fragments route is a page (the page or a frame). */
+        {"/fragments/intro.html", NULL, LIVERELOAD_PAGE, "/fragments/intro.html"},
+        {"/index.html", NULL, LIVERELOAD_PAGE, "/index.html"},
+        {"/assets/data/frame.htm", NULL, LIVERELOAD_PAGE, "/assets/data/frame.htm"},
+        /* Images and media, any case. */
+        {"/assets/fig.svg", NULL, LIVERELOAD_IMAGE, "/assets/fig.svg"},
+        {"/assets/hero.PNG", NULL, LIVERELOAD_IMAGE, "/assets/hero.PNG"},
+        {"/assets/a.b/photo.jpeg", NULL, LIVERELOAD_IMAGE, "/assets/a.b/photo.jpeg"},
+        {"/assets/clip.webm", NULL, LIVERELOAD_IMAGE, "/assets/clip.webm"},
+        {"/assets/audio/read aloud.ogg", NULL, LIVERELOAD_IMAGE, "/assets/audio/read aloud.ogg"},
+        {"/fragments/fig.webp", "/fragments/", LIVERELOAD_IMAGE, "/fragments/fig.webp"},
+        /* Scripts, data, folders, dotfiles: a reload. */
         {"/app.js", NULL, LIVERELOAD_RELOAD, "/app.js"},
+        {"/data.json", NULL, LIVERELOAD_RELOAD, "/data.json"},
         {"/style.css.map", NULL, LIVERELOAD_RELOAD, "/style.css.map"},
+        {"/png", NULL, LIVERELOAD_RELOAD, "/png"},
+        {"/a.b/c", NULL, LIVERELOAD_RELOAD, "/a.b/c"},
+        {"/.svg", NULL, LIVERELOAD_RELOAD, "/.svg"},
         {"/css", NULL, LIVERELOAD_RELOAD, "/css"},
         {"/dir/", NULL, LIVERELOAD_RELOAD, "/dir/"},
     };
@@ -62,6 +75,8 @@ static void test_classify_table(void **state)
     assert_string_equal(livereload_kind_name(LIVERELOAD_CSS), "css");
     assert_string_equal(livereload_kind_name(LIVERELOAD_FRAGMENT), "fragment");
     assert_string_equal(livereload_kind_name(LIVERELOAD_RELOAD), "reload");
+    assert_string_equal(livereload_kind_name(LIVERELOAD_PAGE), "page");
+    assert_string_equal(livereload_kind_name(LIVERELOAD_IMAGE), "image");
 }
 
 static const struct livereload_route routes[] = {
@@ -93,9 +108,14 @@ static void test_plan_table(void **state)
         {{{0, "style.css"}, {2, "theme.css"}}, 2, false, "css:/style.css|css:/assets/theme.css"},
         {{{1, "intro.html"}}, 1, false, "fragment:intro"},
         {{{1, "intro.html"}, {0, "style.css"}}, 2, false, "fragment:intro|css:/style.css"},
+        /* Pages and images keep their own events beside the others. */
+        {{{0, "index.html"}, {2, "fig.png"}, {1, "intro.html"}}, 3, false,
+         "page:/index.html|image:/assets/fig.png|fragment:intro"},
+        {{{0, "index.html"}, {0, "index.html"}}, 2, false, "page:/index.html"},
         /* Any reload in the batch: just one reload. */
-        {{{0, "style.css"}, {0, "index.html"}, {0, "app.js"}}, 3, false, "reload:/index.html"},
-        {{{1, "intro.html"}, {2, "fig.png"}}, 2, false, "reload:/assets/fig.png"},
+        {{{0, "style.css"}, {0, "index.html"}, {0, "app.js"}}, 3, false, "reload:/app.js"},
+        {{{1, "intro.html"}, {2, "data.json"}}, 2, false, "reload:/assets/data.json"},
+        {{{2, "new"}, {2, "new/fig.png"}}, 2, false, "reload:/assets/new"},
         /* The same css twice (two routes cannot, but a batch can repeat). */
         {{{0, "a.css"}, {0, "a.css"}}, 2, false, "css:/a.css"},
         /* Overflow wins over everything. */
@@ -145,6 +165,19 @@ static void test_script_tag(void **state)
     assert_int_equal(strlen(small), sizeof(small) - 1); /* truncated, terminated */
 }
 
+/* The keys of the client's `var handlers = { ... };` dispatch table. */
+static bool client_handles(const char *event)
+{
+    const char *start = strstr(reload_js, "var handlers = {");
+    assert_non_null(start);
+    const char *end = strstr(start, "\n  };");
+    assert_non_null(end);
+    char key[64];
+    snprintf(key, sizeof key, "\n    %s: ", event);
+    const char *hit = strstr(start, key);
+    return hit != NULL && hit < end;
+}
+
 static void test_embedded_client(void **state)
 {
     (void)state;
@@ -152,11 +185,17 @@ static void test_embedded_client(void **state)
     assert_int_equal(reload_js[reload_js_len], '\0');
     assert_int_equal(strlen(reload_js), reload_js_len);
     assert_non_null(strstr(reload_js, "new URL('events', me.src)"));
-    /* It handles every event the server sends (livereload_kind_name and sse.c's hello). */
-    const char *events[] = {"hello:", "css:", "fragment:", "reload:"};
-    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-        assert_non_null(strstr(reload_js, events[i]));
+    /* Every event the server sends (each kind, and sse.c's hello) has an
+     * entry in the client's dispatch table, and nothing it never sends. */
+    const enum livereload_kind kinds[] = {LIVERELOAD_CSS, LIVERELOAD_FRAGMENT, LIVERELOAD_RELOAD,
+                                          LIVERELOAD_PAGE, LIVERELOAD_IMAGE};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (!client_handles(livereload_kind_name(kinds[i]))) {
+            fail_msg("reload.js has no handler for the %s event", livereload_kind_name(kinds[i]));
+        }
     }
+    assert_true(client_handles("hello"));
+    assert_false(client_handles("message"));
     assert_null(strstr(reload_js, "console."));
 }
 
@@ -321,10 +360,15 @@ static void test_edits_reach_the_stream(void **state)
     snprintf(abs, sizeof abs, "%s/intro.html", e->frags);
     assert_true(was_invalidated(e, abs));
 
-    /* The page itself: a reload. */
+    /* The page itself: a page event (the client patches it in place). */
     s.len = 0;
     put(e->www, "index.html", "<p>new");
-    assert_true(read_until(&s, "event: reload\ndata: /index.html\n\n", 3000));
+    assert_true(read_until(&s, "event: page\ndata: /index.html\n\n", 3000));
+
+    /* A script: a reload. */
+    s.len = 0;
+    put(e->www, "app.js", "1");
+    assert_true(read_until(&s, "event: reload\ndata: /app.js\n\n", 3000));
 
     livereload_destroy(e->lr);
     livereload_destroy(NULL);

@@ -56,7 +56,7 @@ def make_root(base):
 
 def stream_count(server):
     import json
-    return json.loads(server.get("/__folio/health").body)["event_streams"]
+    return json.loads(server.get("/__folio/health").body)["event_stream_connections"]
 
 
 def wait_streams(server, n, timeout=5.0, at_least=True):
@@ -153,7 +153,7 @@ class StreamTest(LiveReloadTestCase):
 
     def test_sed_in_place(self):
         subprocess.run(["sed", "-i", "s/colou*r/color/", self.path("www/page.html")], check=True)
-        self.exactly_one("reload", "/page.html")
+        self.exactly_one("page", "/page.html")
 
     def test_new_subfolder_with_a_file(self):
         os.makedirs(self.path("www/chapter"))
@@ -201,7 +201,7 @@ class StreamTest(LiveReloadTestCase):
 
     def test_touch(self):
         os.utime(self.path("www/page.html"))
-        self.exactly_one("reload", "/page.html")
+        self.exactly_one("page", "/page.html")
 
     def test_scratch_files_send_nothing(self):
         names = [".style.css.swp", ".style.css.swx", "style.css~", "4913", ".#style.css",
