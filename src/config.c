@@ -18,7 +18,7 @@
 #define FOLIO_VERSION "unknown"
 #endif
 
-enum setting_kind { KIND_STRING, KIND_UINT, KIND_BYTES, KIND_BOOL, KIND_TRISTATE, KIND_LOG_FORMAT };
+enum setting_kind { KIND_STRING, KIND_UINT, KIND_BYTES, KIND_BOOL, KIND_TRISTATE, KIND_LOG_FORMAT, KIND_CHOICE };
 
 /* One row per setting: the single source for the INI key, the FOLIO_*
  * variable, the flag and the --help text. */
@@ -48,9 +48,15 @@ static const struct setting {
     {"header-limit", KIND_BYTES, AT(header_limit), 4096, 16u << 20, "BYTES", "request line and headers (32K)"},
     {"cache-size", KIND_BYTES, AT(cache_size), 0, 4095u << 20, "BYTES", "memory for compressed bodies (64M)"},
     {"gzip-level", KIND_UINT, AT(gzip_level), 1, 9, "N", "gzip level (6)"},
+    {"watch", KIND_CHOICE, AT(watch), 0, 2, "MODE", "how live reload sees edits: auto, inotify or poll (auto)"},
+    {"poll-interval", KIND_UINT, AT(poll_interval), 50, 60000, "MS", "with --watch poll, milliseconds between two looks (500)"},
 #undef AT
 };
 #define SETTING_COUNT (sizeof(settings) / sizeof(settings[0]))
+
+/* The words a KIND_CHOICE setting takes, min..max; the field gets the index.
+ * watch: enum watch_mode's order. */
+static const char *const watch_choices[] = {"auto", "inotify", "poll"};
 
 static const struct config_route default_routes[] = {
     {"/", "www"},
@@ -86,6 +92,7 @@ void config_init(struct config *c)
         .header_limit = 32 * 1024,
         .cache_size = 64u << 20,
         .gzip_level = 6,
+        .poll_interval = 500,
     };
     c->routes = calloc(sizeof(default_routes) / sizeof(default_routes[0]), sizeof(*c->routes));
     if (!c->routes) {
@@ -243,6 +250,14 @@ bool config_set(struct config *c, const char *key, const char *value, char *err,
             return fail(err, err_size, "'%s' is not a log format (common, combined, json)", value);
         }
         return true;
+    case KIND_CHOICE:
+        for (unsigned i = s->min; i <= s->max; i++) {
+            if (strcasecmp(value, watch_choices[i]) == 0) {
+                *(unsigned *)field = i;
+                return true;
+            }
+        }
+        return fail(err, err_size, "'%s' is not auto, inotify or poll", value);
     }
     return false;
 }

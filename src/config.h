@@ -40,6 +40,8 @@ struct config {
     unsigned header_limit;     /* bytes of request line + headers per connection */
     unsigned cache_size;       /* bytes of compressed and rewritten bodies kept */
     unsigned gzip_level;
+    unsigned watch;            /* 0 auto, 1 inotify, 2 poll: enum watch_mode's order */
+    unsigned poll_interval;    /* ms between two looks of --watch poll */
     struct config_route *routes;
     size_t route_count;
 };

@@ -1,5 +1,5 @@
-/* livereload — see livereload.h. */
-#include "livereload.h"
+/* livereload — see livereload.h and livereload_internal.h. */
+#include "livereload_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,10 +7,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "routes.h"
 #include "sse.h"
 
 struct livereload {
-    struct livereload_route *routes; /* strings owned */
+    const struct route *routes; /* borrowed: the routes' own list */
     size_t nroutes;
     struct sse_hub *hub;
     void (*invalidate)(void *ctx, const char *abs_path);
@@ -109,7 +110,7 @@ static char *livereload_url(const char *prefix, const char *rel)
     return s;
 }
 
-bool livereload_plan(const struct livereload_route *routes, size_t nroutes,
+bool livereload_plan(const struct route *routes, size_t nroutes,
                      const struct watch_batch *batch,
                      struct livereload_event **events, size_t *n)
 {
@@ -132,15 +133,15 @@ bool livereload_plan(const struct livereload_route *routes, size_t nroutes,
         if (c->id < 0 || (size_t)c->id >= nroutes) {
             continue;
         }
-        const struct livereload_route *r = &routes[c->id];
-        char *url = livereload_url(r->url_prefix, c->relpath);
+        const struct route *r = &routes[c->id];
+        char *url = livereload_url(r->prefix, c->relpath);
         if (url == NULL) {
             goto oom;
         }
         const char *name;
         size_t len;
         enum livereload_kind k =
-            livereload_classify(url, r->is_fragments ? r->url_prefix : NULL, &name, &len);
+            livereload_classify(url, r->is_fragments ? r->prefix : NULL, &name, &len);
         if (k == LIVERELOAD_RELOAD) {
             reload = url; /* one reload says it all */
             break;
@@ -241,60 +242,32 @@ static void livereload_on_batch(void *ctx, const struct watch_batch *b)
     livereload_events_free(ev, n);
 }
 
-static void livereload_free_routes(struct livereload *lr)
-{
-    for (size_t i = 0; i < lr->nroutes; i++) {
-        free((char *)lr->routes[i].url_prefix);
-        free((char *)lr->routes[i].dir);
-    }
-    free(lr->routes);
-}
-
-struct livereload *livereload_create(const struct livereload_route *routes,
-                                     size_t n, struct sse_hub *hub,
+struct livereload *livereload_create(const struct routes *routes,
+                                     const struct watch_options *opt, struct sse_hub *hub,
                                      void (*invalidate)(void *ctx, const char *abs_path),
                                      void (*invalidate_all)(void *ctx),
                                      void *ctx)
 {
     struct livereload *lr = calloc(1, sizeof *lr);
-    struct watch_dir *dirs = calloc(n ? n : 1, sizeof *dirs);
-    if (lr == NULL || dirs == NULL) {
-        goto error;
+    if (lr == NULL) {
+        return NULL;
     }
-    lr->hub = hub;
-    lr->invalidate = invalidate;
-    lr->invalidate_all = invalidate_all;
-    lr->ctx = ctx;
-    lr->routes = calloc(n ? n : 1, sizeof *lr->routes);
-    if (lr->routes == NULL) {
-        goto error;
-    }
-    for (size_t i = 0; i < n; i++) {
-        lr->routes[i].url_prefix = strdup(routes[i].url_prefix);
-        lr->routes[i].dir = strdup(routes[i].dir);
-        lr->routes[i].is_fragments = routes[i].is_fragments;
-        lr->nroutes = i + 1;
-        if (lr->routes[i].url_prefix == NULL || lr->routes[i].dir == NULL) {
-            goto error;
-        }
-        dirs[i] = (struct watch_dir){.path = routes[i].dir, .id = (int)i};
-    }
-    lr->watch = watch_create(dirs, n, WATCH_DEBOUNCE_DEFAULT_MS, livereload_on_batch, lr);
+    *lr = (struct livereload){
+        .routes = routes->items,
+        .nroutes = routes->count,
+        .hub = hub,
+        .invalidate = invalidate,
+        .invalidate_all = invalidate_all,
+        .ctx = ctx,
+    };
+    lr->watch = watch_create(routes->items, routes->count, opt, livereload_on_batch, lr);
     if (lr->watch == NULL) {
-        goto error;
-    }
-    free(dirs);
-    return lr;
-
-error:;
-    int saved = errno;
-    free(dirs);
-    if (lr != NULL) {
-        livereload_free_routes(lr);
+        int saved = errno;
         free(lr);
+        errno = saved;
+        return NULL;
     }
-    errno = saved;
-    return NULL;
+    return lr;
 }
 
 size_t livereload_watch_count(const struct livereload *lr)
@@ -308,6 +281,5 @@ void livereload_destroy(struct livereload *lr)
         return;
     }
     watch_destroy(lr->watch);
-    livereload_free_routes(lr);
     free(lr);
 }

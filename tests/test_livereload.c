@@ -1,26 +1,19 @@
 /* Tests for livereload.c: classification and planning tables, the script
  * tag, the embedded client, and edits on disk reaching a real stream. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "cmocka_prelude.h"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "livereload.h"
+#include "livereload_internal.h"
+#include "routes.h"
 #include "sse.h"
+#include "test_helpers.h"
 
 static void test_classify_table(void **state)
 {
@@ -79,10 +72,10 @@ static void test_classify_table(void **state)
     assert_string_equal(livereload_kind_name(LIVERELOAD_IMAGE), "image");
 }
 
-static const struct livereload_route routes[] = {
-    {"/", "/srv/www", false},
-    {"/fragments/", "/srv/fragments", true},
-    {"/assets/", "/srv/assets", false},
+static const struct route routes[] = {
+    {.prefix = "/", .dir = "/srv/www"},
+    {.prefix = "/fragments/", .dir = "/srv/fragments", .is_fragments = true},
+    {.prefix = "/assets/", .dir = "/srv/assets"},
 };
 
 /* Renders planned events as "kind:data|kind:data". */
@@ -260,43 +253,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     return ret;
 }
 
-static void put(const char *dir, const char *name, const char *text)
-{
-    char p[200];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
-struct stream {
-    int fd;
-    char buf[8192];
-    size_t len;
-};
-
-static bool read_until(struct stream *s, const char *needle, int ms)
-{
-    for (int waited = 0;; waited += 10) {
-        s->buf[s->len] = '\0';
-        if (strstr(s->buf, needle) != NULL) {
-            return true;
-        }
-        if (waited >= ms) {
-            return false;
-        }
-        struct pollfd p = {.fd = s->fd, .events = POLLIN};
-        if (poll(&p, 1, 10) > 0) {
-            ssize_t n = read(s->fd, s->buf + s->len, sizeof s->buf - 1 - s->len);
-            if (n <= 0) {
-                return false;
-            }
-            s->len += (size_t)n;
-        }
-    }
-}
-
 static void test_edits_reach_the_stream(void **state)
 {
     (void)state;
@@ -309,9 +265,9 @@ static void test_edits_reach_the_stream(void **state)
     snprintf(e->frags, sizeof e->frags, "%s/fragments", e->root);
     assert_int_equal(mkdir(e->www, 0755), 0);
     assert_int_equal(mkdir(e->frags, 0755), 0);
-    put(e->www, "style.css", "a{}");
-    put(e->www, "index.html", "<p>");
-    put(e->frags, "intro.html", "<p>");
+    th_write_file(e->www, "style.css", "a{}");
+    th_write_file(e->www, "index.html", "<p>");
+    th_write_file(e->frags, "intro.html", "<p>");
 
     e->hub = sse_hub_create(60000, 0);
     assert_non_null(e->hub);
@@ -319,56 +275,52 @@ static void test_edits_reach_the_stream(void **state)
                             0, NULL, NULL, handler, e, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
                             MHD_OPTION_END);
     assert_non_null(e->d);
-    const struct livereload_route r[] = {
-        {"/", e->www, false},
-        {"/fragments/", e->frags, true},
+    struct route r[] = {
+        {.prefix = "/", .dir = e->www},
+        {.prefix = "/fragments/", .dir = e->frags, .is_fragments = true},
     };
-    e->lr = livereload_create(r, 2, e->hub, on_invalidate, on_invalidate_all, e);
+    const struct routes rs = {.items = r, .count = 2, .root = e->root};
+    e->lr = livereload_create(&rs, NULL, e->hub, on_invalidate, on_invalidate_all, e);
     assert_non_null(e->lr);
     assert_int_equal(livereload_watch_count(e->lr), 2);
 
     uint16_t port = MHD_get_daemon_info(e->d, MHD_DAEMON_INFO_BIND_PORT)->port;
-    struct stream s = {.fd = socket(AF_INET, SOCK_STREAM, 0)};
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(s.fd, (struct sockaddr *)&a, sizeof a), 0);
-    const char req[] = "GET /__folio/events HTTP/1.1\r\nHost: t\r\n\r\n";
-    assert_int_equal(write(s.fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
-    assert_true(read_until(&s, "event: hello", 2000));
+    struct th_stream s = {.fd = th_open_get(port, "/__folio/events", 0)};
+    assert_true(th_read_until(&s, "event: hello", 2000));
 
     char abs[200];
     /* A stylesheet edit: invalidated, then a css event. */
-    put(e->www, "style.css", "b{}");
-    assert_true(read_until(&s, "event: css\ndata: /style.css\n\n", 3000));
+    th_write_file(e->www, "style.css", "b{}");
+    assert_true(th_read_until(&s, "event: css\ndata: /style.css\n\n", 3000));
     snprintf(abs, sizeof abs, "%s/style.css", e->www);
     assert_true(was_invalidated(e, abs));
 
     /* An atomic save (temp file renamed over it) is the same single event. */
     s.len = 0;
-    put(e->www, "sedX1y2Z3", "c{}");
+    th_write_file(e->www, "sedX1y2Z3", "c{}");
     char from[200];
     snprintf(from, sizeof from, "%s/sedX1y2Z3", e->www);
     assert_int_equal(rename(from, abs), 0);
-    assert_true(read_until(&s, "event: css\ndata: /style.css\n\n", 3000));
+    assert_true(th_read_until(&s, "event: css\ndata: /style.css\n\n", 3000));
     assert_null(strstr(s.buf, "sedX1y2Z3"));
     assert_null(strstr(s.buf, "event: reload"));
 
     /* A fragment edit. */
     s.len = 0;
-    put(e->frags, "intro.html", "<p>new");
-    assert_true(read_until(&s, "event: fragment\ndata: intro\n\n", 3000));
+    th_write_file(e->frags, "intro.html", "<p>new");
+    assert_true(th_read_until(&s, "event: fragment\ndata: intro\n\n", 3000));
     snprintf(abs, sizeof abs, "%s/intro.html", e->frags);
     assert_true(was_invalidated(e, abs));
 
     /* The page itself: a page event (the client patches it in place). */
     s.len = 0;
-    put(e->www, "index.html", "<p>new");
-    assert_true(read_until(&s, "event: page\ndata: /index.html\n\n", 3000));
+    th_write_file(e->www, "index.html", "<p>new");
+    assert_true(th_read_until(&s, "event: page\ndata: /index.html\n\n", 3000));
 
     /* A script: a reload. */
     s.len = 0;
-    put(e->www, "app.js", "1");
-    assert_true(read_until(&s, "event: reload\ndata: /app.js\n\n", 3000));
+    th_write_file(e->www, "app.js", "1");
+    assert_true(th_read_until(&s, "event: reload\ndata: /app.js\n\n", 3000));
 
     livereload_destroy(e->lr);
     livereload_destroy(NULL);
@@ -377,9 +329,7 @@ static void test_edits_reach_the_stream(void **state)
     sse_hub_destroy(e->hub);
     close(s.fd);
     assert_int_equal(e->all, 0);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", e->root);
-    assert_int_equal(system(cmd), 0);
+    th_remove_tree(e->root);
     pthread_mutex_destroy(&e->mu);
     free(e);
 }
