@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFolio } from '../lib/folio.mjs';
 import { launchBrowser } from '../lib/browser.mjs';
-import { STEP_MS, assert, waitFor, topElement, listen, copyArticle, paragraphTags } from '../lib/live.mjs';
+import { STEP_MS, assert, waitFor, topElement, listen, waitStreams, copyArticle, paragraphTags } from '../lib/live.mjs';
 
 const MODE = process.argv[2] || 'fixture';
 const SOURCE_ROOT = process.env.FOLIO_SOURCE_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -441,6 +441,23 @@ if (MODE === 'poll') {
     assert(await ears.next(m + 1), 'no event for a file in the new folder');
     const e = ears.events[m];
     assert(e.type === 'image' && e.data === '/assets/new/pic.svg', JSON.stringify(ears.events.slice(m)));
+  });
+}
+
+if (MODE === 'fixture') {
+  step('a closed tab leaves the health count of event streams within a few seconds', async () => {
+    const h0 = await (await fetch(folio.url + '__folio/health')).json();
+    const base = h0.event_stream_connections;
+    // Another browser context: its own Web Lock, so its own stream.
+    const other = await browser.newContext();
+    const tab = await other.newPage();
+    await tab.goto(folio.url, { waitUntil: 'load' });
+    await waitStreams(folio.url, base + 1);
+    await tab.close();
+    const t0 = Date.now();
+    await waitStreams(folio.url, base, 4000);
+    console.log(`     (the closed tab's stream went after ${Date.now() - t0} ms)`);
+    await other.close();
   });
 }
 
