@@ -23,6 +23,7 @@
   var source = null;
   var delay = 500;
 
+  /* The path of @href resolved against @base (the document's), '' if not a URL. */
   function pathOf(href, base) {
     try { return new URL(href, base || document.baseURI).pathname; } catch (e) { return ''; }
   }
@@ -34,13 +35,16 @@
     return p === path || (p.length > path.length && p.slice(-path.length) === path);
   }
 
+  /* The path of the page @href shows: a folder's is its index.html. */
   function pagePath(href) {
     var p = pathOf(href);
     return p.slice(-1) === '/' ? p + 'index.html' : p;
   }
 
   var bust = 0;
+  /* A fresh cache-busting token. */
   function stamp() { return Date.now().toString(36) + (++bust).toString(36); }
+  /* @href with a fresh ?folio= token, absolute. */
   function busted(href, base) {
     var url = new URL(href, base || document.baseURI);
     url.searchParams.set('folio', stamp());
@@ -51,12 +55,14 @@
    * client rewrote (cache-busted URLs): a later page edit compares the live
    * document with the source through these. */
   var original = new WeakMap();
+  /* Sets an attribute, remembering the source's value the first time. */
   function setAttr(el, name, value) {
     var o = original.get(el);
     if (!o) original.set(el, (o = {}));
     if (!(name in o)) o[name] = el.getAttribute(name);
     el.setAttribute(name, value);
   }
+  /* An attribute's value as the page's source had it. */
   function attrOf(el, name) {
     var o = original.get(el);
     return o && name in o ? o[name] : el.getAttribute(name);
@@ -71,6 +77,7 @@
   function ours(n) {
     return n === me || (n.nodeType === 1 && n.hasAttribute('data-folio'));
   }
+  /* @el's element children that belong to the page. */
   function elementKids(el) {
     var out = [];
     for (var c = el.firstElementChild; c; c = c.nextElementSibling) if (!ours(c)) out.push(c);
@@ -100,6 +107,7 @@
     return { steps: steps, offset: -rect.top, tag: el.tagName, at: Date.now() };
   }
 
+  /* The element a recorded place names (as far as the page has it yet). */
   function find(place) {
     var el = document.body;
     for (var k = 0; el && k < place.steps.length; k++) {
@@ -122,6 +130,7 @@
   }
 
   var reloading = false;
+  /* Reloads once, noting the reader's place for the next page to restore. */
   function reload() {
     if (reloading) return;
     reloading = true;
@@ -135,9 +144,9 @@
   }
 
   /* After a reload: keep the place pinned while the page and its fragments
-   * arrive (each changes the height above it), until the page has loaded,
-   * no fragment is loading, and nothing has changed for a while; or until
-   * the reader scrolls themselves. */
+   * arrive (each changes the height above it), until the page and its fonts
+   * have loaded, no fragment is loading, and nothing has changed for half a
+   * second; or until the reader scrolls themselves. */
   function restore() {
     var place = null;
     try {
@@ -146,7 +155,7 @@
     } catch (e) { place = null; }
     if (!place || Date.now() - place.at > 60000) return;
     status.place = 'restoring';
-    var QUIET_MS = 300, CAP_MS = 15000, t0 = Date.now(), last = Date.now();
+    var QUIET_MS = 500, CAP_MS = 15000, t0 = Date.now(), last = Date.now();
     var loaded = document.readyState === 'complete';
     var stopped = false;
     window.addEventListener('load', function () { loaded = true; last = Date.now(); });
@@ -170,7 +179,8 @@
     (function frame() {
       if (stopped) return;
       putBack(place);
-      var busy = document.querySelector('[data-fragment-state="loading"], [aria-busy="true"]');
+      var busy = document.querySelector('[data-fragment-state="loading"], [aria-busy="true"]') ||
+        (document.fonts && document.fonts.status !== 'loaded');
       if (loaded && !busy && Date.now() - last > QUIET_MS) { putBack(place); stop('restored'); return; }
       if (Date.now() - t0 > CAP_MS) { stop('restored'); return; }
       requestAnimationFrame(frame);
@@ -190,6 +200,7 @@
     return false;
   }
 
+  /* Swaps every stylesheet of this document that is, or @imports, @path. */
   function swapCss(path) {
     var links = document.querySelectorAll('link[rel~="stylesheet"][href]');
     for (var i = 0; i < links.length; i++) {
@@ -266,6 +277,7 @@
   /* The source the live document was built from (as a script fetches it:
    * no client injected), kept to compare the next version against. */
   var baseline = null;
+  /* The page's current source, as a script fetches it. */
   function fetchSource() {
     return fetch(location.href.split('#')[0], { cache: 'no-store', credentials: 'same-origin' })
       .then(function (r) {
@@ -274,17 +286,22 @@
       });
   }
 
+  /* A detached document parsed from @src. */
   function parse(src) { return new DOMParser().parseFromString(src, 'text/html'); }
 
+  /* Every <script> of @doc, in order, as one string to compare. */
   function scriptsOf(doc) {
     return Array.prototype.map.call(doc.querySelectorAll('script'), function (s) {
       return s.outerHTML;
     }).join('\u0000');
   }
 
+  /* @n's child nodes as an array. */
   function kids(n) { return Array.prototype.slice.call(n.childNodes); }
+  /* @n's child nodes that belong to the page. */
   function liveKids(n) { return kids(n).filter(function (c) { return !ours(c); }); }
 
+  /* Same node type and, for elements, the same tag: one may be patched into the other. */
   function sameKind(a, b) {
     return a.nodeType === b.nodeType && (a.nodeType !== 1 ||
       (a.localName === b.localName && a.namespaceURI === b.namespaceURI));
@@ -314,6 +331,7 @@
   /* Whose contents the page's scripts own: a fragment container. */
   function rewritten(el) { return /^fragment-./.test(el.id || ''); }
 
+  /* Replacing @n wholesale would lose or re-run what scripts did: a script, a fragment. */
   function unsafeInside(n) {
     return n.nodeType === 1 && (n.localName === 'script' || rewritten(n) ||
       !!n.querySelector('script, [id^="fragment-"]'));
@@ -342,7 +360,10 @@
         }
       });
     }
-    var oc = kids(o), nc = kids(n), lc = liveKids(l);
+    var oc = kids(o), nc = kids(n), all = liveKids(l), lc = all;
+    /* Scripts often append to <body> (a dialog, a tooltip, a panel): what
+     * follows the source's last node there is theirs, and stays. */
+    if (l === document.body && lc.length > oc.length) lc = lc.slice(0, oc.length);
     if (lc.length !== oc.length) return false;
     var a = 0, b = 0;
     while (a < oc.length && a < nc.length && oc[a].isEqualNode(nc[a])) a++;
@@ -371,7 +392,7 @@
       if (unsafeInside(om[k]) || !sameTree(lm[k], om[k])) return false;
     }
     for (var m = 0; m < nm.length; m++) if (unsafeInside(nm[m])) return false;
-    var after = b > 0 ? lc[lc.length - b] : null;
+    var after = b > 0 ? lc[lc.length - b] : all.length > lc.length ? all[lc.length] : null;
     ops.push(function () {
       var parent = l;
       lm.forEach(function (x) { if (x.parentNode) x.parentNode.removeChild(x); });
@@ -414,6 +435,7 @@
     }
   }
 
+  /* `page`: this page patched (or reloaded, in a frame), else frames showing it. */
   function onPage(path) {
     if (!samePath(pagePath(location.href), path)) { reloadFrames(path); return; }
     if (window.top !== window) { reload(); return; } /* a frame's page: that frame reloads */
@@ -460,6 +482,7 @@
     return hit ? out : null;
   }
 
+  /* Cache-busts every url() naming @path in one declaration block. */
   function bustStyle(style, base, path) {
     for (var i = 0; i < style.length; i++) {
       var name = style[i], v = style.getPropertyValue(name);
@@ -469,6 +492,7 @@
     }
   }
 
+  /* bustStyle() over a rule list, into @media, @supports and @import. */
   function bustRules(rules, base, path, depth) {
     for (var i = 0; rules && i < rules.length && depth < 8; i++) {
       var r = rules[i];
@@ -490,6 +514,7 @@
     el.load();
   }
 
+  /* `image`: every reference to @path in this document, cache-busted in place. */
   function onImage(path) {
     for (var k = 0; k < URL_ATTRS.length; k++) {
       var els = document.getElementsByTagName(URL_ATTRS[k][0]);
@@ -537,6 +562,7 @@
     reload: function () { reload(); }
   };
 
+  /* Runs the handler of event @type, if there is one. */
   function dispatch(type, data) {
     var h = handlers[type];
     if (h) h(data);
@@ -553,6 +579,7 @@
   var release = null;  /* ends our hold on the lock */
   var waiting = null;  /* aborts our place in the lock's queue */
 
+  /* Opens the event stream; each event is handled and passed to the other tabs. */
   function connect() {
     if (source) return;
     source = new EventSource(streamUrl);
@@ -572,6 +599,7 @@
     };
   }
 
+  /* Streams, or waits for the lock to, when another tab streams already. */
   function start() {
     if (!channel) {
       connect();

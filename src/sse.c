@@ -471,6 +471,7 @@ bool sse_hub_broadcast(struct sse_hub *hub, const char *event, const char *data)
     return true;
 }
 
+/* See sse_internal.h. */
 size_t sse_hub_parked_count(struct sse_hub *hub)
 {
     pthread_mutex_lock(&hub->mu);

@@ -32,6 +32,7 @@
 
 static atomic_bool watch_warned_limit;
 
+/* See watch_internal.h. */
 uint64_t watch_now_ms(void)
 {
     struct timespec ts;
@@ -39,6 +40,7 @@ uint64_t watch_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* See watch_internal.h: dotfiles and editors' scratch files. */
 bool watch_ignored_name(const char *name)
 {
     size_t n = strlen(name);
@@ -66,6 +68,7 @@ bool watch_ignored_name(const char *name)
     return false;
 }
 
+/* See watch_internal.h. */
 char *watch_join(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
@@ -121,6 +124,7 @@ static void watch_fs_hint(const struct watch *w, const char *path)
     }
 }
 
+/* See watch_internal.h: merges into the window's entry for the path, if any. */
 void watch_note(struct watch *w, int id, char *rel, bool appear, bool gone, int writing)
 {
     if (rel == NULL) {
@@ -184,6 +188,7 @@ static bool watch_nodes_reserve(struct watch *w, size_t wd)
     return true;
 }
 
+/* Forgets watch descriptor @wd's folder (its watch is gone or going). */
 static void watch_node_free(struct watch *w, int wd)
 {
     if (wd >= 0 && (size_t)wd < w->nnodes && w->nodes[wd].rel != NULL) {
@@ -296,6 +301,7 @@ static void watch_remove_tree(struct watch *w, size_t root, const char *rel)
     }
 }
 
+/* The root folder watch @wd is under, and whether it is that root itself. */
 static size_t watch_root_of_wd(const struct watch *w, int wd, bool *is_root)
 {
     size_t root = w->nodes[wd].root;
@@ -303,6 +309,7 @@ static size_t watch_root_of_wd(const struct watch *w, int wd, bool *is_root)
     return root;
 }
 
+/* Turns one inotify event into a note in the window (or new watches). */
 static void watch_handle(struct watch *w, const struct inotify_event *ev)
 {
     if (ev->mask & IN_Q_OVERFLOW) {
@@ -379,6 +386,7 @@ static bool watch_writing(const struct watch *w)
     return false;
 }
 
+/* See watch_internal.h. */
 void watch_flush(struct watch *w)
 {
     /* A route folder that was removed and has come back (rm -rf, then a
@@ -416,6 +424,7 @@ void watch_flush(struct watch *w)
     w->first_ms = w->last_ms = 0;
 }
 
+/* inotify: the watcher thread, reading events and flushing windows until stopped. */
 static void *watch_thread(void *arg)
 {
     struct watch *w = arg;
@@ -563,11 +572,13 @@ error:;
     return NULL;
 }
 
+/* See watch.h. */
 size_t watch_count(const struct watch *w)
 {
     return w ? atomic_load(&((struct watch *)w)->count) : 0;
 }
 
+/* See watch.h. */
 void watch_destroy(struct watch *w)
 {
     if (w == NULL) {

@@ -125,6 +125,7 @@ static void watch_walk(struct watch_snap *s, size_t root, int dfd, const char *r
     closedir(d);
 }
 
+/* qsort order: by root, then by path. */
 static int watch_entry_cmp(const void *a, const void *b)
 {
     const struct watch_entry *x = a, *y = b;
@@ -154,6 +155,7 @@ static void watch_snap_take(struct watch *w, struct watch_snap *s)
     atomic_store(&w->count, s->folders);
 }
 
+/* Whether an entry in both walks changed: a write, a touch, a rename over it. */
 static bool watch_entry_changed(const struct watch_entry *o, const struct watch_entry *n)
 {
     if (o->dir != n->dir) {
@@ -221,6 +223,7 @@ static bool watch_snap_compare(struct watch *w, const struct watch_snap *o, cons
     return changed;
 }
 
+/* See watch_internal.h: the first walk, the baseline. */
 bool watch_poll_init(struct watch *w)
 {
     struct watch_poll *p = calloc(1, sizeof *p);
@@ -245,6 +248,7 @@ bool watch_poll_init(struct watch *w)
     return true;
 }
 
+/* See watch_internal.h: walk, compare, flush, until stopped. */
 void *watch_poll_thread(void *arg)
 {
     struct watch *w = arg;
@@ -275,6 +279,7 @@ void *watch_poll_thread(void *arg)
     return NULL;
 }
 
+/* See watch_internal.h. */
 void watch_poll_free(struct watch *w)
 {
     struct watch_poll *p = w->poll;

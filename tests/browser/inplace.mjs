@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFolio } from '../lib/folio.mjs';
 import { launchBrowser } from '../lib/browser.mjs';
-import { STEP_MS, assert, waitFor, topElement, listen, waitStreams, copyArticle, paragraphTags } from '../lib/live.mjs';
+import { STEP_MS, assert, waitFor, topElement, offsetOf, listen, waitStreams, copyArticle, paragraphTags } from '../lib/live.mjs';
 
 const MODE = process.argv[2] || 'fixture';
 const SOURCE_ROOT = process.env.FOLIO_SOURCE_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -51,16 +51,23 @@ const LOADER = `(function () {
   var w = document.getElementById('widget');
   w.innerHTML = '<button id=count>0</button>';
   document.getElementById('count').onclick = function () { this.textContent = String(Number(this.textContent) + 1); };
+  var added = document.createElement('div');
+  added.id = 'appended';
+  added.textContent = 'appended to <body> by a script';
+  document.body.appendChild(added);
 })();
 `;
 
 const para = (s, i) => `<p>Section ${s}, paragraph ${i}: ${'words to lay out across the line. '.repeat(6)}</p>\n`;
 
-function fixturePage({ inline = 1, caption = 'Caption one', placeholder = 'Loading…', title = 'Section one' } = {}) {
+function fixturePage({ inline = 1, caption = 'Caption one', placeholder = 'Loading…', title = 'Section one', extra = false } = {}) {
   let body = '';
   for (let s = 1; s <= 4; s++) {
     body += `<section id=s${s}>\n<h2 ${s === 1 ? `title="${title}"` : ''}>Section ${s}</h2>\n`;
-    for (let i = 1; i <= 8; i++) body += para(s, i);
+    for (let i = 1; i <= 8; i++) {
+      body += para(s, i);
+      if (extra && s === 1 && i === 3) body += '<p id=added>A new paragraph, <em>inserted</em>.</p>\n';
+    }
     if (s === 1) body += `<figure><img id=pic src="assets/pic.svg" width=80 height=40 alt="a box"><figcaption id=cap>${caption}</figcaption></figure>\n`;
     if (s === 2) body += `<div id="fragment-a"><p class="fragment-loading">${placeholder}</p></div>\n<div id=widget></div>\n`;
     if (s === 3) {
@@ -234,12 +241,15 @@ async function reloadKeepsPlace(edit, what) {
   edit();
   await waitFor(pg, () => window.__marker === undefined, null, `the page to reload after ${what}`);
   await settled();
-  const top1 = await topElement(pg);
   assert(loads === before + 1, `expected one reload, saw ${loads - before}`);
   const place = await pg.evaluate(() => window.__folioReload.place);
   assert(place === 'restored', `the client says the place is ${place}`);
-  assert(top1 && top1.path === top0.path, `the top of the viewport was ${top0.path} ("${top0.text}"), is ${top1 && top1.path} ("${top1 && top1.text}")`);
-  assert(Math.abs(top1.offset - top0.offset) <= 4, `the offset into the top element was ${top0.offset}, is ${top1.offset}`);
+  // The element that was at the top is there again, at the same offset into it.
+  const offset1 = await offsetOf(pg, top0.path);
+  const top1 = await topElement(pg);
+  assert(offset1 !== null && Math.abs(offset1 - top0.offset) <= 4,
+    `${top0.path} ("${top0.text}") was ${top0.offset} px above the top, is ${offset1} ` +
+    `(now at the top: ${top1 && top1.path}, "${top1 && top1.text}")`);
   await pg.evaluate(() => { window.__marker = 'still here'; });
 }
 
@@ -281,14 +291,30 @@ if (MODE === 'fixture') {
     assert(await pg.evaluate(() => document.querySelector('#toc a').className === 'active'), 'the script-set class was lost');
   });
 
+  step('a paragraph inserted above the viewport appears in place, the view does not move', async () => {
+    await scrollToMiddle();
+    const top0 = await topElement(pg);
+    const y0 = await pg.evaluate(() => window.scrollY);
+    const before = loads;
+    fs.writeFileSync(file('www/index.html'), fixturePage({ caption: 'Caption two', title: 'Renamed', extra: true }));
+    await waitFor(pg, () => !!document.getElementById('added'), null, 'the new paragraph');
+    await notNavigated(before);
+    const top1 = await topElement(pg);
+    assert(top1.path === top0.path && Math.abs(top1.offset - top0.offset) <= 3,
+      `the view moved: ${JSON.stringify(top0)} -> ${JSON.stringify(top1)}`);
+    const y1 = await pg.evaluate(() => window.scrollY);
+    assert(y1 > y0, `the page grew above the viewport, yet scrollY went ${y0} -> ${y1}`);
+    assert(await pg.evaluate(() => !!document.getElementById('appended')), 'the script-appended element was removed');
+  });
+
   step('an edit inside a fragment container (the loader rewrote it) reloads once, place kept', async () => {
     await reloadKeepsPlace(() => fs.writeFileSync(file('www/index.html'),
-      fixturePage({ caption: 'Caption two', title: 'Renamed', placeholder: 'Still loading' })), 'an edit inside #fragment-a');
+      fixturePage({ caption: 'Caption two', title: 'Renamed', extra: true, placeholder: 'Still loading' })), 'an edit inside #fragment-a');
   });
 
   step('an inline <script> edit reloads once, the same element at the top afterwards', async () => {
     await reloadKeepsPlace(() => fs.writeFileSync(file('www/index.html'),
-      fixturePage({ caption: 'Caption two', title: 'Renamed', placeholder: 'Still loading', inline: 2 })), 'a script edit');
+      fixturePage({ caption: 'Caption two', title: 'Renamed', extra: true, placeholder: 'Still loading', inline: 2 })), 'a script edit');
     assert(await pg.evaluate(() => window.inlineRuns === 2), 'the new script did not run');
   });
 

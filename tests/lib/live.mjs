@@ -32,6 +32,20 @@ export function topElement(pg) {
   });
 }
 
+// In the page: how far above the viewport's top edge the element at `path` (from topElement)
+// starts, or null if the page has no such element.
+export function offsetOf(pg, path) {
+  return pg.evaluate((p) => {
+    let el = document.body;
+    for (const part of p.split('/')) {
+      const [tag, i] = part.split(':');
+      el = el && el.children[Number(i)];
+      if (!el || el.localName !== tag) return null;
+    }
+    return -el.getBoundingClientRect().top;
+  }, path);
+}
+
 // Node's own view of the event stream: every event with its arrival time; next(n) waits for n.
 export function listen(url) {
   const events = [];
