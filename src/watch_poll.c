@@ -151,7 +151,9 @@ static void watch_snap_take(struct watch *w, struct watch_snap *s)
     for (size_t i = 0; i < s->n; i++) {
         s->e[i].path = s->arena + s->e[i].rel;
     }
-    qsort(s->e, s->n, sizeof *s->e, watch_entry_cmp);
+    if (s->n > 1) {
+        qsort(s->e, s->n, sizeof *s->e, watch_entry_cmp);
+    }
     atomic_store(&w->count, s->folders);
 }
 
