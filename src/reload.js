@@ -276,7 +276,7 @@
 
   /* The source the live document was built from (as a script fetches it:
    * no client injected), kept to compare the next version against. */
-  var baseline = null;
+  var baseline = null, baselineDoc = null;
   /* The page's current source, as a script fetches it. */
   function fetchSource() {
     return fetch(location.href.split('#')[0], { cache: 'no-store', credentials: 'same-origin' })
@@ -406,16 +406,18 @@
     return true;
   }
 
-  /* Applies the edit from @oldSrc to @newSrc; false when only a reload will do. */
-  function patch(oldSrc, newSrc) {
-    var o = parse(oldSrc), n = parse(newSrc);
-    if (scriptsOf(o) !== scriptsOf(n)) return false;
+  /* Applies the edit from the parsed old source @o to @newSrc; returns the
+   * new source parsed (the next edit's old one), or null when only a reload
+   * will do. */
+  function patch(o, newSrc) {
+    var n = parse(newSrc);
+    if (scriptsOf(o) !== scriptsOf(n)) return null;
     var ops = [];
-    if (!diff(document.documentElement, o.documentElement, n.documentElement, ops)) return false;
+    if (!diff(document.documentElement, o.documentElement, n.documentElement, ops)) return null;
     var place = where();
     ops.forEach(function (op) { op(); });
     if (place) putBack(place);
-    return true;
+    return n;
   }
 
   var pageQueue = Promise.resolve();
@@ -444,8 +446,10 @@
     }).then(function (r) {
       if (baseline === null) throw new Error('no baseline');
       if (r[1] === baseline) return;
-      if (!patch(baseline, r[1])) throw new Error('unsafe');
+      var next = patch(baselineDoc || parse(baseline), r[1]);
+      if (!next) throw new Error('unsafe');
       baseline = r[1];
+      baselineDoc = next;
       status.patched++;
       document.dispatchEvent(new CustomEvent('folio:patched', { detail: { path: path } }));
     }).catch(reload);
@@ -630,8 +634,9 @@
     if (e.persisted) start();
   });
   restore();
-  ready = fetchSource().then(function (src) { baseline = src; status.ready = true; },
-                             function () { baseline = null; });
+  /* A frame's page reloads on an edit: only the top page needs its source. */
+  ready = (window.top === window ? fetchSource() : Promise.resolve(null))
+    .then(function (src) { baseline = src; status.ready = true; }, function () { baseline = null; });
   /* After the rest of this script: handlers added below are streamed too. */
   Promise.resolve().then(start);
 })();
