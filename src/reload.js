@@ -371,9 +371,55 @@
            oc[oc.length - 1 - b].isEqualNode(nc[nc.length - 1 - b])) b++;
     var om = oc.slice(a, oc.length - b), nm = nc.slice(a, nc.length - b);
     var lm = lc.slice(a, lc.length - b);
+    var after = b > 0 ? lc[lc.length - b] : all.length > lc.length ? all[lc.length] : null;
+    if (isShaped(om, nm)) return patchRun(l, lm, om, nm, after, ops);
+    /* Nodes added or removed: keep the longest run of nodes the edit left
+     * equal, in order, and patch or replace the stretches between them. */
+    var pairs = alignEqual(om, nm);
+    var i0 = 0, j0 = 0;
+    for (var p = 0; p <= pairs.length; p++) {
+      var i1 = p < pairs.length ? pairs[p][0] : om.length;
+      var j1 = p < pairs.length ? pairs[p][1] : nm.length;
+      var ref = p < pairs.length ? lm[i1] : after;
+      if (!patchRun(l, lm.slice(i0, i1), om.slice(i0, i1), nm.slice(j0, j1), ref, ops)) return false;
+      i0 = i1 + 1;
+      j0 = j1 + 1;
+    }
+    return true;
+  }
+
+  /* The same number of nodes, pairwise of a kind: patchable one by one. */
+  function isShaped(om, nm) {
+    return om.length === nm.length && om.every(function (x, i) { return sameKind(x, nm[i]); });
+  }
+
+  /* Index pairs of a longest common subsequence of equal nodes of @om and
+   * @nm (none when the stretch is too long to align cheaply). */
+  function alignEqual(om, nm) {
+    var n = om.length, m = nm.length;
+    if (n === 0 || m === 0 || n * m > 40000) return [];
+    var t = new Uint16Array((n + 1) * (m + 1)), w = m + 1;
+    for (var i = n - 1; i >= 0; i--) {
+      for (var j = m - 1; j >= 0; j--) {
+        t[i * w + j] = om[i].isEqualNode(nm[j]) ? t[(i + 1) * w + j + 1] + 1
+          : Math.max(t[(i + 1) * w + j], t[i * w + j + 1]);
+      }
+    }
+    var out = [];
+    for (var x = 0, y = 0; x < n && y < m;) {
+      if (om[x].isEqualNode(nm[y]) && t[x * w + y] === t[(x + 1) * w + y + 1] + 1) { out.push([x, y]); x++; y++; }
+      else if (t[(x + 1) * w + y] >= t[x * w + y + 1]) x++;
+      else y++;
+    }
+    return out;
+  }
+
+  /* Plans turning the live stretch @lm (built from @om) of @l's children
+   * into @nm, placed before @after: node by node when the shapes match,
+   * else by replacing the stretch, which must be untouched by scripts. */
+  function patchRun(l, lm, om, nm, after, ops) {
     if (om.length === 0 && nm.length === 0) return true;
-    var shaped = om.length === nm.length && om.every(function (x, i) { return sameKind(x, nm[i]); });
-    if (shaped) {
+    if (isShaped(om, nm)) {
       /* The same nodes, changed: recurse, so untouched elements (a playing
        * video, a filled-in form) stay the very same objects. */
       for (var i = 0; i < om.length; i++) {
@@ -387,20 +433,17 @@
       }
       return true;
     }
-    /* Nodes added or removed: replace the stretch between what is equal. */
     for (var k = 0; k < om.length; k++) {
       if (unsafeInside(om[k]) || !sameTree(lm[k], om[k])) return false;
     }
     for (var m = 0; m < nm.length; m++) if (unsafeInside(nm[m])) return false;
-    var after = b > 0 ? lc[lc.length - b] : all.length > lc.length ? all[lc.length] : null;
     ops.push(function () {
-      var parent = l;
       lm.forEach(function (x) { if (x.parentNode) x.parentNode.removeChild(x); });
       nm.forEach(function (x) {
         var copy = document.importNode(x, true);
-        if (after && after.parentNode === parent) parent.insertBefore(copy, after);
-        else if (!after && parent === document.head && me.parentNode === parent) parent.insertBefore(copy, me);
-        else parent.appendChild(copy);
+        if (after && after.parentNode === l) l.insertBefore(copy, after);
+        else if (!after && l === document.head && me.parentNode === l) l.insertBefore(copy, me);
+        else l.appendChild(copy);
       });
     });
     return true;

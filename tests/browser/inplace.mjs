@@ -60,7 +60,8 @@ const LOADER = `(function () {
 
 const para = (s, i) => `<p>Section ${s}, paragraph ${i}: ${'words to lay out across the line. '.repeat(6)}</p>\n`;
 
-function fixturePage({ inline = 1, caption = 'Caption one', placeholder = 'Loading…', title = 'Section one', extra = false } = {}) {
+function fixturePage({ inline = 1, caption = 'Caption one', placeholder = 'Loading…', title = 'Section one', extra = false,
+  bookends = false } = {}) {
   let body = '';
   for (let s = 1; s <= 4; s++) {
     body += `<section id=s${s}>\n<h2 ${s === 1 ? `title="${title}"` : ''}>Section ${s}</h2>\n`;
@@ -92,7 +93,7 @@ function fixturePage({ inline = 1, caption = 'Caption one', placeholder = 'Loadi
 <nav id=toc><a href="#s1">One</a> <a href="#s2">Two</a></nav>
 <main>
 <h1 id=title>Fixture</h1>
-${body}</main>
+${bookends ? '<p id=first-note>Before every section.</p>\n' : ''}${body}${bookends ? '<p id=last-note>After every section.</p>\n' : ''}</main>
 </body>
 </html>
 `;
@@ -305,6 +306,20 @@ if (MODE === 'fixture') {
     const y1 = await pg.evaluate(() => window.scrollY);
     assert(y1 > y0, `the page grew above the viewport, yet scrollY went ${y0} -> ${y1}`);
     assert(await pg.evaluate(() => !!document.getElementById('appended')), 'the script-appended element was removed');
+  });
+
+  step('two insertions far apart (every fragment and the widget between them) patch in place', async () => {
+    const before = loads;
+    const n0 = await pg.evaluate(() => document.getElementById('count').textContent);
+    await pg.evaluate(() => { document.getElementById('fragment-b').__kept = true; });
+    fs.writeFileSync(file('www/index.html'), fixturePage({ caption: 'Caption two', title: 'Renamed', extra: true, bookends: true }));
+    await waitFor(pg, () => !!document.getElementById('first-note') && !!document.getElementById('last-note'), null,
+      'both new paragraphs');
+    await notNavigated(before);
+    const kept = await pg.evaluate(() => [document.getElementById('count').textContent,
+      document.getElementById('fragment-b').__kept === true,
+      document.querySelectorAll('[data-fragment-state="loaded"]').length]);
+    assert(kept[0] === n0 && kept[1] && kept[2] === 3, `state between the edits was lost: ${JSON.stringify(kept)}`);
   });
 
   step('an edit inside a fragment container (the loader rewrote it) reloads once, place kept', async () => {
