@@ -512,7 +512,7 @@ static bool watch_inotify_start(struct watch *w)
         int err = errno;
         fprintf(stderr, "folio: inotify_init1: %s%s%s\n", strerror(err),
                 err == EMFILE ? " (raise fs.inotify.max_user_instances)" : "",
-                w->auto_mode ? "; --watch poll works without inotify" : "");
+                w->auto_mode ? "; watching by polling instead (--watch poll)" : "");
         errno = err;
         return false;
     }
@@ -552,7 +552,13 @@ struct watch *watch_create(const struct route *roots, size_t n,
         w->roots[i] = (struct watch_root){.path = roots[i].dir, .wd = -1};
     }
     w->nroots = n;
-    if (w->mode == WATCH_POLL ? !watch_poll_init(w) : !watch_inotify_start(w)) {
+    if (w->mode == WATCH_INOTIFY && !watch_inotify_start(w)) {
+        if (!w->auto_mode) {
+            goto error;
+        }
+        w->mode = WATCH_POLL; /* auto: no inotify at all, so poll rather than not watch */
+    }
+    if (w->mode == WATCH_POLL && !watch_poll_init(w)) {
         goto error;
     }
     /* Nothing happened yet: what the initial walk set is not a change. */

@@ -31,7 +31,8 @@
  *
  * If the kernel's watch limit is hit (ENOSPC) one line naming
  * fs.inotify.max_user_watches and the fix goes to stderr, once per process;
- * the folders already watched keep working. With WATCH_AUTO that line, and
+ * the folders already watched keep working. WATCH_AUTO polls when inotify
+ * cannot be had at all (inotify_init1 fails); that line, and
  * one for a root on a file system inotify often hears nothing from (NFS,
  * SMB, 9p as in WSL, FUSE and virtiofs as in Docker Desktop), name
  * `--watch poll`.

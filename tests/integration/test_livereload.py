@@ -458,6 +458,38 @@ class WatchLimitTest(unittest.TestCase):
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def test_no_inotify_at_all_polls_instead(self):
+        # No inotify instance to be had (max_user_instances 0): --watch auto says so and
+        # polls, and an edit still reaches the stream.
+        tmp = tempfile.mkdtemp(prefix="folio-lr-")
+        try:
+            root = make_root(tmp)
+            lowered = 'echo 0 > /proc/sys/user/max_inotify_instances && exec "$0" "$@"'
+            proc = subprocess.Popen(
+                ["unshare", "--user", "--map-root-user", "sh", "-c", lowered, FOLIO,
+                 "--root", root, "--host", "127.0.0.1", "--port", "0", "--poll-interval", "100"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                line = proc.stdout.readline()
+                self.assertIn("http://127.0.0.1:", line, proc.stderr.read() if not line else "")
+                port = int(line.rsplit(":", 1)[1].strip("/\n"))
+                stream = EventStream(port)
+                try:
+                    self.assertEqual(stream.next_event()[0], "hello")
+                    write(os.path.join(root, "www/style.css"), css_body("polled"))
+                    ev = stream.next_event(EVENT_WAIT)
+                    self.assertIsNotNone(ev, "no event for an edit while polling")
+                    self.assertEqual(ev[:2], ("css", "/style.css"))
+                finally:
+                    stream.close()
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                _, err = proc.communicate(timeout=10)
+            self.assertEqual(proc.returncode, 0, err)
+            self.assertIn("watching by polling instead", err)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
 
 if __name__ == "__main__":
     module = sys.modules["__main__"]
