@@ -1,5 +1,7 @@
 // Live reload latency: the time from writing a stylesheet to (i) the event reaching a client
-// and (ii) the browser applying it (the computed style changed), over many saves.
+// and (ii) the browser applying it (the computed style changed), over many saves; and from
+// writing a paragraph's new text into index.html to that text showing in the page (folio
+// patches it in place; live-server reloads the page).
 // A benchmark, not a test: it prints a table and asserts nothing.
 //
 //   node bench/reload-latency.mjs [--saves 100] [--gap 150] [--no-live-server]
@@ -46,6 +48,11 @@ function fixture() {
     '<link rel=icon href="data:,"><link rel=stylesheet href=style.css></head>' +
     '<body><h1 id=t>Latency</h1>' + '<p>Some text to lay out.</p>\n'.repeat(200) + '</body></html>\n');
   fs.writeFileSync(path.join(root, 'www/style.css'), css(0));
+  return root;
+}
+function textFixture() {
+  const root = fixture();
+  fs.writeFileSync(path.join(root, 'www/index.html'), textPage(0));
   return root;
 }
 function css(i) {
@@ -182,6 +189,71 @@ async function measureStream({ name, url, root }) {
   return { name, toMsgNode, toMsgPage: [], toApplied: [], misses, noise: [] };
 }
 
+// ---- page text: one paragraph in the middle of a long page changes on every save -----------
+function textPage(i) {
+  const filler = (k) => `<p>Paragraph ${k}: some text to lay out across the line, as an article has.</p>\n`;
+  let body = '';
+  for (let k = 0; k < 150; k++) body += filler(k);
+  body += `<p id=edited>Version ${i}</p>\n`;
+  for (let k = 150; k < 300; k++) body += filler(k);
+  return '<!doctype html><html><head><meta charset=utf-8><title>bench</title>' +
+    '<link rel=icon href="data:,"><link rel=stylesheet href=style.css></head>' +
+    `<body><h1 id=t>Latency</h1>\n${body}</body></html>\n`;
+}
+
+// In the page (every navigation): report each new text of #edited, with when it showed.
+const TEXT_PROBE = () => {
+  const t = () => performance.timeOrigin + performance.now();
+  let last = null;
+  const check = () => {
+    const p = document.getElementById('edited');
+    const text = p && p.textContent;
+    if (text && text !== last) {
+      last = text;
+      if (window.__benchText) window.__benchText(text, t());
+    }
+  };
+  new MutationObserver(check).observe(document, { subtree: true, childList: true, characterData: true });
+  document.addEventListener('DOMContentLoaded', check);
+};
+
+async function measureText({ name, url, root }) {
+  const browser = await launchBrowser({
+    args: [...CHROMIUM_ARGS, '--disable-background-timer-throttling', '--disable-renderer-backgrounding',
+      '--disable-backgrounding-occluded-windows'],
+  });
+  const page = await (await browser.newContext()).newPage();
+  const seen = new Map();
+  let waiting = null;
+  await page.exposeFunction('__benchText', (text, at) => {
+    seen.set(text, at);
+    if (waiting && waiting.text === text) waiting.resolve();
+  });
+  let navigations = 0;
+  page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations++; });
+  await page.addInitScript(TEXT_PROBE);
+  await page.goto(url, { waitUntil: 'load' });
+  await sleep(700); // the stream is open and the client knows the page's source
+  const nav0 = navigations;
+  const toApplied = [];
+  let misses = 0;
+  for (let i = 1; i <= SAVES; i++) {
+    const text = `Version ${1000 + i}`;
+    const shown = new Promise((resolve) => {
+      const timer = setTimeout(() => { waiting = null; resolve(false); }, 5000);
+      waiting = { text, resolve: () => { clearTimeout(timer); waiting = null; resolve(true); } };
+    });
+    const t0 = now();
+    fs.writeFileSync(path.join(root, 'www/index.html'), textPage(1000 + i));
+    if (!(await shown)) { misses++; continue; }
+    toApplied.push(seen.get(text) - t0);
+    await sleep(GAP_MS + Math.random() * 20);
+  }
+  const reloads = navigations - nav0;
+  await browser.close();
+  return { name, toMsgNode: [], toMsgPage: [], toApplied: [], toText: toApplied, misses, noise: [], reloads };
+}
+
 async function freePort() {
   return new Promise((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
@@ -222,6 +294,17 @@ const results = [];
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
+{
+  const root = textFixture();
+  const bin = process.env.FOLIO_BIN || path.join(repo, 'build/src/folio');
+  const folio = await startFolio({ root, bin });
+  try {
+    results.push(await measureText({ name: 'folio', url: folio.url, root }));
+  } finally {
+    await folio.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
 if (WITH_LIVE_SERVER && liveServerBin()) {
   const root = fixture();
   const ls = await startLiveServer(root);
@@ -231,12 +314,20 @@ if (WITH_LIVE_SERVER && liveServerBin()) {
     await ls.stop();
     fs.rmSync(root, { recursive: true, force: true });
   }
+  const troot = textFixture();
+  const tls = await startLiveServer(troot);
+  try {
+    results.push(await measureText({ name: 'live-server 1.2.2', url: tls.url, root: troot }));
+  } finally {
+    await tls.stop();
+    fs.rmSync(troot, { recursive: true, force: true });
+  }
 } else if (WITH_LIVE_SERVER) {
   console.log('(live-server not installed: `npm install --prefix bench` to compare)\n');
 }
 
 const fmt = (x) => (x === undefined ? '-' : x.toFixed(1));
-console.log(`Stylesheet saves: ${SAVES} per server, ${GAP_MS} ms apart; times in ms from the write.\n`);
+console.log(`Stylesheet and page-text saves: ${SAVES} of each per server, ${GAP_MS} ms apart; times in ms from the write.\n`);
 console.log('| server | stage | n | median | p90 | p99 | max |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of results) {
@@ -244,12 +335,14 @@ for (const r of results) {
     ['event reaches a node client (SSE)', r.toMsgNode],
     ['event reaches the page', r.toMsgPage],
     ['new style applied in the page', r.toApplied],
+    ['page text edit shown in the page', r.toText || []],
   ];
   for (const [stage, xs] of rows) {
     if (!xs.length) continue;
     const s = stats(xs);
     console.log(`| ${r.name} | ${stage} | ${s.n} | ${fmt(s.median)} | ${fmt(s.p90)} | ${fmt(s.p99)} | ${fmt(s.max)} |`);
   }
+  if (r.toText) console.log(`| ${r.name} | page reloads during the text edits | ${r.reloads} | | | | |`);
   if (r.reconnects) console.log(`| ${r.name} | the page's stream reconnected | ${r.reconnects} | | | | |`);
   if (r.misses) console.log(`| ${r.name} | saves never applied within 5 s | ${r.misses} | | | | |`);
   if (r.noise.length) console.log(`(${r.name}: page errors: ${r.noise.slice(0, 3).join('; ')})`);

@@ -28,49 +28,6 @@ static struct {
     size_t n;
 } check_live_sent = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* routes.c's order: the longest prefix first. */
-static int check_live_route_cmp(const void *a, const void *b)
-{
-    size_t x = ((const struct route *)a)->prefix_len, y = ((const struct route *)b)->prefix_len;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* A routes table over livereload's copy of the routes (strings borrowed;
- * folders opened afresh). The root is the folder above the "/" route's. */
-static bool check_live_routes(const struct livereload_route *lr, size_t n, struct routes *r)
-{
-    *r = (struct routes){.items = calloc(n ? n : 1, sizeof(*r->items))};
-    const char *top = n ? lr[0].dir : "/";
-    for (size_t i = 0; r->items && i < n; i++) {
-        int fd = open(lr[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd >= 0) {
-            r->items[r->count++] = (struct route){.prefix = (char *)lr[i].url_prefix,
-                                                  .prefix_len = strlen(lr[i].url_prefix),
-                                                  .dir = (char *)lr[i].dir,
-                                                  .configured = (char *)lr[i].dir,
-                                                  .dir_fd = fd,
-                                                  .is_fragments = lr[i].is_fragments};
-        }
-        top = strcmp(lr[i].url_prefix, "/") == 0 ? lr[i].dir : top;
-    }
-    const char *slash = strrchr(top, '/');
-    r->root = strndup(top, slash && slash != top ? (size_t)(slash - top) : 1);
-    if (r->count > 1) {
-        qsort(r->items, r->count, sizeof(*r->items), check_live_route_cmp);
-    }
-    return r->items && r->root;
-}
-
-/* Frees what check_live_routes made (not the borrowed strings). */
-static void check_live_routes_free(struct routes *r)
-{
-    for (size_t i = 0; i < r->count; i++) {
-        close(r->items[i].dir_fd);
-    }
-    free(r->items);
-    free(r->root);
-}
-
 /* True for the files a live check reads: HTML and CSS. */
 static bool check_live_document(const char *url)
 {
@@ -81,20 +38,20 @@ static bool check_live_document(const char *url)
 
 /* The URLs of the batch's HTML and CSS files into @focus (malloc'd each);
  * *pages when anything else changed, which may break a page. */
-static size_t check_live_focus(const struct livereload_route *routes, size_t n, const struct watch_batch *b,
-                               char **focus, bool *pages)
+static size_t check_live_focus(const struct routes *r, const struct watch_batch *b, char **focus,
+                               bool *pages)
 {
     size_t count = 0;
     *pages = b->overflow;
     for (size_t i = 0; i < b->n; i++) {
         const struct watch_change *c = &b->changes[i];
         char *url = NULL;
-        if (c->id < 0 || (size_t)c->id >= n ||
-            asprintf(&url, "%s%s", routes[c->id].url_prefix, c->relpath) < 0) {
+        if (c->id < 0 || (size_t)c->id >= r->count ||
+            asprintf(&url, "%s%s", r->items[c->id].prefix, c->relpath) < 0) {
             continue;
         }
         if (check_live_document(url)) {
-            *pages |= routes[c->id].is_fragments; /* a page may load it, or no longer can */
+            *pages |= r->items[c->id].is_fragments; /* a page may load it, or no longer can */
             focus[count++] = url;
         } else {
             *pages = true;
@@ -280,24 +237,19 @@ static void check_live_send(const struct routes *r, const struct check_report *r
     free(buf);
 }
 
-void check_live_batch(const struct livereload_route *routes, size_t n, const struct watch_batch *b,
-                      struct sse_hub *hub)
+void check_live_batch(const struct routes *r, const struct watch_batch *b, struct sse_hub *hub)
 {
     char **focus = calloc(b->n + 1, sizeof(*focus));
     bool pages = false;
-    size_t nfocus = focus ? check_live_focus(routes, n, b, focus, &pages) : 0;
-    struct routes r;
-    if ((nfocus > 0 || pages) && check_live_routes(routes, n, &r)) {
+    size_t nfocus = focus ? check_live_focus(r, b, focus, &pages) : 0;
+    if (nfocus > 0 || pages) {
         struct check_options o = {.focus = (const char *const *)focus, .nfocus = nfocus, .focus_pages = pages};
         char err[256];
-        struct check_report *rep = check_run(&r, &o, err, sizeof(err));
+        struct check_report *rep = check_run(r, &o, err, sizeof(err));
         if (rep != NULL) {
-            check_live_send(&r, rep, focus, nfocus, pages, hub);
+            check_live_send(r, rep, focus, nfocus, pages, hub);
         }
         check_report_free(rep);
-        check_live_routes_free(&r);
-    } else if (nfocus > 0 || pages) {
-        check_live_routes_free(&r);
     }
     for (size_t i = 0; i < nfocus; i++) {
         free(focus[i]);

@@ -20,13 +20,13 @@
 
 #include <stddef.h>
 
-#include "livereload.h"
 #include "watch.h"
 
+struct routes;
 struct sse_hub;
 
-/* Checks what @b touched beneath @routes and tells @hub what changed. */
-void check_live_batch(const struct livereload_route *routes, size_t n, const struct watch_batch *b,
-                      struct sse_hub *hub);
+/* Checks what @b touched beneath the routes @r (the server's own: their
+ * folders as the server holds them) and tells @hub what changed. */
+void check_live_batch(const struct routes *r, const struct watch_batch *b, struct sse_hub *hub);
 
 #endif

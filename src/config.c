@@ -21,7 +21,7 @@
 #define FOLIO_VERSION "unknown"
 #endif
 
-enum setting_kind { KIND_STRING, KIND_UINT, KIND_BYTES, KIND_BOOL, KIND_TRISTATE, KIND_LOG_FORMAT };
+enum setting_kind { KIND_STRING, KIND_UINT, KIND_BYTES, KIND_BOOL, KIND_TRISTATE, KIND_LOG_FORMAT, KIND_CHOICE };
 
 /* One row per setting: the single source for the INI key, the FOLIO_*
  * variable, the flag and the --help text. */
@@ -54,9 +54,15 @@ static const struct setting {
     {"header-timeout", KIND_UINT, AT(header_timeout), 1, 86400, "S", "whole request line and headers (60)"},
     {"send-rate", KIND_BYTES, AT(send_rate), 0, 1u << 30, "BYTES", "slowest response, per second; 0 for none (1K)"},
     {"event-stream-limit", KIND_UINT, AT(event_stream_limit), 1, 100000, "N", "live-reload event streams, 503 past it (200)"},
+    {"watch", KIND_CHOICE, AT(watch), 0, 2, "MODE", "how live reload sees edits: auto, inotify or poll (auto)"},
+    {"poll-interval", KIND_UINT, AT(poll_interval), 50, 60000, "MS", "with --watch poll, milliseconds between two looks (500)"},
 #undef AT
 };
 #define SETTING_COUNT (sizeof(settings) / sizeof(settings[0]))
+
+/* The words a KIND_CHOICE setting takes, min..max; the field gets the index.
+ * watch: enum watch_mode's order. */
+static const char *const watch_choices[] = {"auto", "inotify", "poll"};
 
 static const struct config_route default_routes[] = {
     {"/", "www", false, 0},
@@ -95,6 +101,7 @@ void config_init(struct config *c)
         .header_timeout = 60,
         .send_rate = 1024,
         .event_stream_limit = 200,
+        .poll_interval = 500,
     };
     c->routes = calloc(sizeof(default_routes) / sizeof(default_routes[0]), sizeof(*c->routes));
     if (!c->routes) {
@@ -269,6 +276,14 @@ bool config_set(struct config *c, const char *key, const char *value, char *err,
             return fail(err, err_size, "'%s' is not a log format (common, combined, json)", value);
         }
         return true;
+    case KIND_CHOICE:
+        for (unsigned i = s->min; i <= s->max; i++) {
+            if (strcasecmp(value, watch_choices[i]) == 0) {
+                *(unsigned *)field = i;
+                return true;
+            }
+        }
+        return fail(err, err_size, "'%s' is not auto, inotify or poll", value);
     }
     return false;
 }
@@ -717,6 +732,7 @@ static void copy_setting(struct config *to, const struct config *from, const str
     }
     case KIND_UINT:
     case KIND_BYTES:
+    case KIND_CHOICE:
         *(unsigned *)dst = *(const unsigned *)src;
         return;
     case KIND_BOOL:
@@ -739,6 +755,7 @@ static bool setting_equal(const struct config *a, const struct config *b, const 
         return strcmp(*(char *const *)x, *(char *const *)y) == 0;
     case KIND_UINT:
     case KIND_BYTES:
+    case KIND_CHOICE:
         return *(const unsigned *)x == *(const unsigned *)y;
     case KIND_BOOL:
         return *(const bool *)x == *(const bool *)y;

@@ -45,6 +45,8 @@ struct config {
     unsigned header_timeout;     /* s, the whole request line and headers */
     unsigned send_rate;          /* bytes/s a response may not fall below, 0: no floor */
     unsigned event_stream_limit; /* open live-reload event streams */
+    unsigned watch;            /* 0 auto, 1 inotify, 2 poll: enum watch_mode's order */
+    unsigned poll_interval;    /* ms between two looks of --watch poll */
     struct config_route *routes;
     size_t route_count;
     bool health_check; /* --health-check: ask a running server, serve nothing */

@@ -318,7 +318,7 @@ static enum MHD_Result respond_health(struct MHD_Connection *conn, struct reques
     char json[512];
     snprintf(json, sizeof(json),
              "{\"status\":\"ok\",\"version\":\"%s\",\"mode\":\"%s\",\"uptime_s\":%lld,"
-             "\"files_watched\":%zu,\"cache_bytes\":%zu,\"event_streams\":%zu}\n",
+             "\"folders_watched\":%zu,\"cache_bytes\":%zu,\"event_stream_connections\":%zu}\n",
              FOLIO_VERSION, s->ctx.config->production ? "production" : "preview",
              (long long)(time(NULL) - s->started),
              s->ctx.files_watched ? s->ctx.files_watched(s->ctx.watch) : 0,

@@ -1,5 +1,5 @@
-/* livereload — see livereload.h. */
-#include "livereload.h"
+/* livereload — see livereload.h and livereload_internal.h. */
+#include "livereload_internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -10,10 +10,12 @@
 
 #include "entry.h"
 #include "check_live.h"
+#include "routes.h"
 #include "sse.h"
 
 struct livereload {
-    struct livereload_route *routes; /* strings owned */
+    const struct routes *table; /* borrowed: the server's routes */
+    const struct route *routes; /* table's own list */
     size_t nroutes;
     struct sse_hub *hub;
     void (*invalidate)(void *ctx, const char *abs_path);
@@ -49,9 +51,28 @@ enum livereload_kind livereload_classify(const char *url_path,
             return LIVERELOAD_FRAGMENT;
         }
     }
-    if (livereload_ends_with(url_path, n, ".css", true) && n > 4 &&
-        url_path[n - 5] != '/') {
+    const char *slash = strrchr(url_path, '/');
+    const char *dot = strrchr(url_path, '.');
+    if (dot == NULL || (slash != NULL && dot < slash + 2)) {
+        return LIVERELOAD_RELOAD; /* no extension, a dotfile, a folder */
+    }
+    if (strcasecmp(dot, ".css") == 0) {
         return LIVERELOAD_CSS;
+    }
+    if (strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0) {
+        return LIVERELOAD_PAGE;
+    }
+    /* What <img>, <picture>, SVG <image>, CSS url(), <video>/<audio> and
+     * posters load: the client swaps these in place. */
+    static const char *const media[] = {
+        ".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".svg", ".ico",
+        ".bmp", ".apng", ".jxl", ".mp4", ".webm", ".ogv", ".mov", ".m4v",
+        ".mp3", ".ogg", ".oga", ".opus", ".wav", ".flac", ".m4a",
+    };
+    for (size_t i = 0; i < sizeof media / sizeof media[0]; i++) {
+        if (strcasecmp(dot, media[i]) == 0) {
+            return LIVERELOAD_IMAGE;
+        }
     }
     return LIVERELOAD_RELOAD;
 }
@@ -63,6 +84,10 @@ const char *livereload_kind_name(enum livereload_kind kind)
         return "css";
     case LIVERELOAD_FRAGMENT:
         return "fragment";
+    case LIVERELOAD_PAGE:
+        return "page";
+    case LIVERELOAD_IMAGE:
+        return "image";
     case LIVERELOAD_RELOAD:
         break;
     }
@@ -89,7 +114,7 @@ static char *livereload_url(const char *prefix, const char *rel)
     return s;
 }
 
-bool livereload_plan(const struct livereload_route *routes, size_t nroutes,
+bool livereload_plan(const struct route *routes, size_t nroutes,
                      const struct watch_batch *batch,
                      struct livereload_event **events, size_t *n)
 {
@@ -112,15 +137,15 @@ bool livereload_plan(const struct livereload_route *routes, size_t nroutes,
         if (c->id < 0 || (size_t)c->id >= nroutes) {
             continue;
         }
-        const struct livereload_route *r = &routes[c->id];
-        char *url = livereload_url(r->url_prefix, c->relpath);
+        const struct route *r = &routes[c->id];
+        char *url = livereload_url(r->prefix, c->relpath);
         if (url == NULL) {
             goto oom;
         }
         const char *name;
         size_t len;
         enum livereload_kind k =
-            livereload_classify(url, r->is_fragments ? r->url_prefix : NULL, &name, &len);
+            livereload_classify(url, r->is_fragments ? r->prefix : NULL, &name, &len);
         if (k == LIVERELOAD_RELOAD) {
             reload = url; /* one reload says it all */
             break;
@@ -209,67 +234,40 @@ static void livereload_on_batch(void *ctx, const struct watch_batch *b)
         return;
     }
     /* `folio check` live (check_live.h): first, so a page that reloads has it. */
-    check_live_batch(lr->routes, lr->nroutes, b, lr->hub);
+    check_live_batch(lr->table, b, lr->hub);
     for (size_t i = 0; i < n; i++) {
         sse_hub_broadcast(lr->hub, livereload_kind_name(ev[i].kind), ev[i].data);
     }
     livereload_events_free(ev, n);
 }
 
-static void livereload_free_routes(struct livereload *lr)
-{
-    for (size_t i = 0; i < lr->nroutes; i++) {
-        free((char *)lr->routes[i].url_prefix);
-        free((char *)lr->routes[i].dir);
-    }
-    free(lr->routes);
-}
-
-struct livereload *livereload_create(const struct livereload_route *routes,
-                                     size_t n, struct sse_hub *hub,
+struct livereload *livereload_create(const struct routes *routes,
+                                     const struct watch_options *opt, struct sse_hub *hub,
                                      void (*invalidate)(void *ctx, const char *abs_path),
                                      void (*invalidate_all)(void *ctx),
                                      void *ctx)
 {
     struct livereload *lr = calloc(1, sizeof *lr);
-    struct watch_dir *dirs = calloc(n ? n : 1, sizeof *dirs);
-    if (lr == NULL || dirs == NULL) {
-        goto error;
+    if (lr == NULL) {
+        return NULL;
     }
-    lr->hub = hub;
-    lr->invalidate = invalidate;
-    lr->invalidate_all = invalidate_all;
-    lr->ctx = ctx;
-    lr->routes = calloc(n ? n : 1, sizeof *lr->routes);
-    if (lr->routes == NULL) {
-        goto error;
-    }
-    for (size_t i = 0; i < n; i++) {
-        lr->routes[i].url_prefix = strdup(routes[i].url_prefix);
-        lr->routes[i].dir = strdup(routes[i].dir);
-        lr->routes[i].is_fragments = routes[i].is_fragments;
-        lr->nroutes = i + 1;
-        if (lr->routes[i].url_prefix == NULL || lr->routes[i].dir == NULL) {
-            goto error;
-        }
-        dirs[i] = (struct watch_dir){.path = routes[i].dir, .id = (int)i};
-    }
-    lr->watch = watch_create(dirs, n, WATCH_DEBOUNCE_DEFAULT_MS, livereload_on_batch, lr);
+    *lr = (struct livereload){
+        .table = routes,
+        .routes = routes->items,
+        .nroutes = routes->count,
+        .hub = hub,
+        .invalidate = invalidate,
+        .invalidate_all = invalidate_all,
+        .ctx = ctx,
+    };
+    lr->watch = watch_create(routes->items, routes->count, opt, livereload_on_batch, lr);
     if (lr->watch == NULL) {
-        goto error;
-    }
-    free(dirs);
-    return lr;
-
-error:;
-    int saved = errno;
-    free(dirs);
-    if (lr != NULL) {
-        livereload_free_routes(lr);
+        int saved = errno;
         free(lr);
+        errno = saved;
+        return NULL;
     }
-    errno = saved;
-    return NULL;
+    return lr;
 }
 
 size_t livereload_watch_count(const struct livereload *lr)
@@ -283,6 +281,5 @@ void livereload_destroy(struct livereload *lr)
         return;
     }
     watch_destroy(lr->watch);
-    livereload_free_routes(lr);
     free(lr);
 }

@@ -1,8 +1,9 @@
 /*
  * livereload — turns file changes into cache invalidations and browser events.
  *
- * Owns: a watch (watch.h) over every route folder, and a copy of the routes.
- * Borrows: the sse_hub (must outlive livereload_destroy()) and the
+ * Owns: a watch (watch.h) over every route folder.
+ * Borrows: the routes (routes.h: the one list of folders, read-only, must
+ * outlive livereload_destroy()), the sse_hub (likewise) and the
  * invalidation callbacks' context.
  *
  * For each debounced batch, on the watcher thread:
@@ -13,13 +14,20 @@
  *      gets bytes older than the file:
  *        `css`      data: the stylesheet's URL path (e.g. /style.css)
  *        `fragment` data: the name (fragments route + <name>.html)
+ *        `page`     data: an HTML page's URL path (the page, or an iframe's)
+ *        `image`    data: an image or media file's URL path
  *        `reload`   data: the URL path that forced it, or "*" on overflow
  *      Any reload in a batch replaces the batch's other events by one reload.
+ *      What the browser does with each is reload.js's business: a page edit
+ *      is patched in place where that is safe, an image swapped.
  * The callbacks run on the watcher thread, never concurrently with
  * themselves; they must be thread-safe against the HTTP threads.
  *
  * Also here: the client script embedded in the binary (reload_js, generated
  * from src/reload.js by src/embed.py) and the tag that loads it.
+ *
+ * The pure planning functions (which event a change asks for) are in
+ * livereload_internal.h.
  *
  * Thread-safety: create/destroy from one thread; the pure functions from any.
  */
@@ -31,6 +39,7 @@
 
 #include "watch.h"
 
+struct routes;
 struct sse_hub;
 struct livereload;
 
@@ -38,47 +47,6 @@ struct livereload;
  * `text/javascript; charset=utf-8` (generated file reload_js.c). */
 extern const char reload_js[];
 extern const size_t reload_js_len;
-
-struct livereload_route {
-    const char *url_prefix; /* "/", "/fragments/", "/assets/": ends with '/' */
-    const char *dir;        /* absolute folder */
-    bool is_fragments;      /* the route the page's loader fetches fragments from */
-};
-
-enum livereload_kind {
-    LIVERELOAD_CSS,
-    LIVERELOAD_FRAGMENT,
-    LIVERELOAD_RELOAD,
-};
-
-/* One planned event; `data` is malloc'd. */
-struct livereload_event {
-    enum livereload_kind kind;
-    char *data;
-};
-
-/*
- * Pure: the kind of event a change to @url_path asks for. @fragments_prefix
- * is the fragments route's URL prefix when @url_path is in that route, else
- * NULL. A `.css` path (any case) is css, named by the whole path; a
- * `<prefix><name>.html` path is a fragment named <name> (which may hold
- * '/'); anything else reloads. *name / *name_len point into @url_path.
- */
-enum livereload_kind livereload_classify(const char *url_path,
-                                         const char *fragments_prefix,
-                                         const char **name, size_t *name_len);
-
-/*
- * Pure: the events for one batch, in batch order, duplicates removed.
- * Returns false when memory runs out. Free with livereload_events_free().
- */
-bool livereload_plan(const struct livereload_route *routes, size_t nroutes,
-                     const struct watch_batch *batch,
-                     struct livereload_event **events, size_t *n);
-void livereload_events_free(struct livereload_event *events, size_t n);
-
-/* The event name sent for @kind: "css", "fragment" or "reload". */
-const char *livereload_kind_name(enum livereload_kind kind);
 
 /*
  * Pure: writes into @out (NUL-terminated, truncated to @size) the tag that
@@ -92,11 +60,12 @@ const char *livereload_kind_name(enum livereload_kind kind);
 size_t livereload_script_tag(const char *target, char *out, size_t size);
 
 /*
- * Starts watching every route's folder. @invalidate and @invalidate_all may
- * be NULL. Returns NULL if the watcher cannot start (errno set).
+ * Starts watching every route's folder, the way @opt says (NULL: inotify,
+ * with hints). @invalidate and @invalidate_all may be NULL. Returns NULL if
+ * the watcher cannot start (errno set).
  */
-struct livereload *livereload_create(const struct livereload_route *routes,
-                                     size_t n, struct sse_hub *hub,
+struct livereload *livereload_create(const struct routes *routes,
+                                     const struct watch_options *opt, struct sse_hub *hub,
                                      void (*invalidate)(void *ctx, const char *abs_path),
                                      void (*invalidate_all)(void *ctx),
                                      void *ctx);

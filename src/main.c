@@ -186,24 +186,16 @@ static int run_health_check(const struct config *config)
     return status;
 }
 
-static struct livereload *start_live_reload(const struct routes *routes, struct sse_hub *hub,
+static struct livereload *start_live_reload(const struct config *config,
+                                            const struct routes *routes, struct sse_hub *hub,
                                             struct cache *cache)
 {
-    struct livereload_route *watched = calloc(routes->count + 1, sizeof(*watched));
-    if (!watched) {
-        return NULL;
-    }
-    for (size_t i = 0; i < routes->count; i++) {
-        watched[i] = (struct livereload_route){
-            .url_prefix = routes->items[i].prefix,
-            .dir = routes->items[i].dir,
-            .is_fragments = routes->items[i].is_fragments,
-        };
-    }
-    struct livereload *lr =
-        livereload_create(watched, routes->count, hub, invalidate_path, invalidate_all, cache);
-    free(watched); /* livereload copies what it keeps */
-    return lr;
+    /* config.watch holds the index of auto, inotify, poll: enum watch_mode's order. */
+    const struct watch_options opt = {
+        .mode = (enum watch_mode)config->watch,
+        .poll_interval_ms = config->poll_interval,
+    };
+    return livereload_create(routes, &opt, hub, invalidate_path, invalidate_all, cache);
 }
 
 int main(int argc, char **argv)
@@ -256,7 +248,7 @@ int main(int argc, char **argv)
     struct cache *cache = cache_create(config.cache_size);
     bool live = config_live_reload(&config);
     struct sse_hub *hub = live ? sse_hub_create(0, 0) : NULL;
-    struct livereload *lr = hub ? start_live_reload(&routes, hub, cache) : NULL;
+    struct livereload *lr = hub ? start_live_reload(&config, &routes, hub, cache) : NULL;
     if (!cache || (live && (!hub || !lr))) {
         fprintf(stderr, "folio: cannot start %s\n", cache ? "live reload" : "the cache");
         return 1;

@@ -1,45 +1,223 @@
 /* folio live reload client: served at __folio/reload.js, injected into pages
  * only. It finds the stream next to its own URL (works under any proxy
- * prefix), swaps stylesheets in place, re-injects fragments, reloads for the
- * rest, and reloads once when it reconnects to a restarted server. */
+ * prefix) and, per event:
+ *   css       swaps the stylesheet in place;
+ *   fragment  re-injects the fragment;
+ *   page      patches an edit to this page into the live document (only the
+ *             elements that changed), or reloads the iframe that shows it;
+ *   image     swaps the image or media file in place, cache-busted;
+ *   reload    reloads (a script, data, an overflow).
+ * Every reload keeps the reader's place: the element at the top of the
+ * viewport and the offset into it go to sessionStorage, and the next page
+ * scrolls back there once it and its fragments have settled. A reconnect to
+ * a restarted server reloads once. window.__folioReload tells tests and
+ * benchmarks what happened: ready (the page's source is known), patched
+ * (edits applied in place), place ('restored' once the place is back). */
 (function () {
   'use strict';
   var me = document.currentScript;
   if (!me || !window.EventSource || window.__folioReload) return;
-  window.__folioReload = true;
+  var status = window.__folioReload = { ready: false, patched: 0, place: null };
   var streamUrl = new URL('events', me.src).href;
   var instance = null;
   var source = null;
   var delay = 500;
 
-  function pathOf(href) {
-    try { return new URL(href, document.baseURI).pathname; } catch (e) { return ''; }
+  /* The path of @href resolved against @base (the document's), '' if not a URL. */
+  function pathOf(href, base) {
+    try { return new URL(href, base || document.baseURI).pathname; } catch (e) { return ''; }
   }
 
-  /* A link matches when its path ends with the event's path, so a page
-   * behind a proxy prefix (/playbook/style.css) matches /style.css. */
+  /* An event's path matches a URL whose path ends with it, so a page behind
+   * a proxy prefix (/playbook/style.css) matches /style.css; event paths
+   * start with '/', so the match is always at a segment boundary. */
+  function samePath(p, path) {
+    return p === path || (p.length > path.length && p.slice(-path.length) === path);
+  }
+
+  /* The path of the page @href shows: a folder's is its index.html. */
+  function pagePath(href) {
+    var p = pathOf(href);
+    return p.slice(-1) === '/' ? p + 'index.html' : p;
+  }
+
   var bust = 0;
+  /* A fresh cache-busting token. */
+  function stamp() { return Date.now().toString(36) + (++bust).toString(36); }
+  /* @href with a fresh ?folio= token, absolute. */
+  function busted(href, base) {
+    var url = new URL(href, base || document.baseURI);
+    url.searchParams.set('folio', stamp());
+    return url.href;
+  }
+
+  /* Attribute values as the page's source had them, for the elements this
+   * client rewrote (cache-busted URLs): a later page edit compares the live
+   * document with the source through these. */
+  var original = new WeakMap();
+  /* Sets an attribute, remembering the source's value the first time. */
+  function setAttr(el, name, value) {
+    var o = original.get(el);
+    if (!o) original.set(el, (o = {}));
+    if (!(name in o)) o[name] = el.getAttribute(name);
+    el.setAttribute(name, value);
+  }
+  /* An attribute's value as the page's source had it. */
+  function attrOf(el, name) {
+    var o = original.get(el);
+    return o && name in o ? o[name] : el.getAttribute(name);
+  }
+
+  /* ---- the reader's place ------------------------------------------------------------ */
+
+  var PLACE_KEY = 'folio-place:' + location.pathname;
+
+  /* Nodes of the client's own making (this script, a panel marked
+   * data-folio) are not the page's: never compared, never a place. */
+  function ours(n) {
+    return n === me || (n.nodeType === 1 && n.hasAttribute('data-folio'));
+  }
+  /* @el's element children that belong to the page. */
+  function elementKids(el) {
+    var out = [];
+    for (var c = el.firstElementChild; c; c = c.nextElementSibling) if (!ours(c)) out.push(c);
+    return out;
+  }
+
+  /* The element at the top of the viewport: descend from <body> into the
+   * first visible in-flow child that reaches below the top edge. Returns its
+   * path (child indices, with ids where there are some, so the path survives
+   * edits elsewhere) and the offset of the viewport's top into it. */
+  function where() {
+    var el = document.body, steps = [], rect = null;
+    while (el) {
+      var kids = elementKids(el), next = null, r = null;
+      for (var i = 0; i < kids.length; i++) {
+        var cs = getComputedStyle(kids[i]);
+        if (cs.position === 'fixed' || cs.position === 'sticky' || cs.display === 'none') continue;
+        r = kids[i].getBoundingClientRect();
+        if (r.height > 0 && r.bottom > 0) { next = kids[i]; steps.push({ i: i, id: next.id || null }); break; }
+      }
+      if (!next) break;
+      el = next;
+      rect = r;
+      if (r.top > 0 || getComputedStyle(next).display === 'inline') break;
+    }
+    if (!rect) return null;
+    return { steps: steps, offset: -rect.top, tag: el.tagName, at: Date.now() };
+  }
+
+  /* The element a recorded place names (as far as the page has it yet). */
+  function find(place) {
+    var el = document.body;
+    for (var k = 0; el && k < place.steps.length; k++) {
+      var s = place.steps[k];
+      var byId = s.id && document.getElementById(s.id);
+      var next = byId || elementKids(el)[s.i];
+      if (!next) return { el: el, exact: false };
+      el = next;
+    }
+    return { el: el, exact: !!el && el.tagName === place.tag };
+  }
+
+  /* Scrolls so that @place's element is where it was. */
+  function putBack(place) {
+    var f = find(place);
+    if (!f.el || f.el === document.body) return f;
+    var dy = f.el.getBoundingClientRect().top + (f.exact ? place.offset : 0);
+    if (Math.abs(dy) >= 1) window.scrollBy(0, dy);
+    return f;
+  }
+
+  var reloading = false;
+  /* Reloads once, noting the reader's place for the next page to restore. */
+  function reload() {
+    if (reloading) return;
+    reloading = true;
+    try {
+      var place = where();
+      if (place) sessionStorage.setItem(PLACE_KEY, JSON.stringify(place));
+      /* Ours to restore, not the browser's pixel count. */
+      history.scrollRestoration = 'manual';
+    } catch (e) { /* no storage: a plain reload */ }
+    location.reload();
+  }
+
+  /* After a reload: keep the place pinned while the page and its fragments
+   * arrive (each changes the height above it), until the page and its fonts
+   * have loaded, no fragment is loading, and nothing has changed for half a
+   * second; or until the reader scrolls themselves. */
+  function restore() {
+    var place = null;
+    try {
+      place = JSON.parse(sessionStorage.getItem(PLACE_KEY) || 'null');
+      sessionStorage.removeItem(PLACE_KEY);
+    } catch (e) { place = null; }
+    if (!place || Date.now() - place.at > 60000) return;
+    status.place = 'restoring';
+    var QUIET_MS = 500, CAP_MS = 15000, t0 = Date.now(), last = Date.now();
+    var loaded = document.readyState === 'complete';
+    var stopped = false;
+    window.addEventListener('load', function () { loaded = true; last = Date.now(); });
+    var mo = new MutationObserver(function () { last = Date.now(); });
+    mo.observe(document.documentElement, { childList: true, subtree: true, attributes: true });
+    function stop(state) {
+      if (stopped) return;
+      stopped = true;
+      mo.disconnect();
+      ['wheel', 'touchstart', 'keydown', 'mousedown'].forEach(function (t) {
+        window.removeEventListener(t, byReader, true);
+      });
+      history.scrollRestoration = 'auto';
+      status.place = state;
+      document.dispatchEvent(new CustomEvent('folio:place', { detail: { state: state } }));
+    }
+    function byReader() { stop('left'); }
+    ['wheel', 'touchstart', 'keydown', 'mousedown'].forEach(function (t) {
+      window.addEventListener(t, byReader, true);
+    });
+    (function frame() {
+      if (stopped) return;
+      putBack(place);
+      var busy = document.querySelector('[data-fragment-state="loading"], [aria-busy="true"]') ||
+        (document.fonts && document.fonts.status !== 'loaded');
+      if (loaded && !busy && Date.now() - last > QUIET_MS) { putBack(place); stop('restored'); return; }
+      if (Date.now() - t0 > CAP_MS) { stop('restored'); return; }
+      requestAnimationFrame(frame);
+    })();
+  }
+
+  /* ---- stylesheets -------------------------------------------------------------------- */
+
+  /* The sheet that @imports @path leads back to its top-level <link>. */
+  function importsPath(sheet, path, depth) {
+    var rules;
+    try { rules = sheet.cssRules; } catch (e) { return false; }
+    for (var i = 0; rules && i < rules.length && depth < 8; i++) {
+      var s = rules[i].styleSheet;
+      if (s && ((s.href && samePath(pathOf(s.href), path)) || importsPath(s, path, depth + 1))) return true;
+    }
+    return false;
+  }
+
+  /* Swaps every stylesheet of this document that is, or @imports, @path. */
   function swapCss(path) {
     var links = document.querySelectorAll('link[rel~="stylesheet"][href]');
-    var found = false;
     for (var i = 0; i < links.length; i++) {
       var old = links[i];
-      var p = pathOf(old.href);
-      if (p !== path && p.slice(-path.length) !== path) continue;
-      found = true;
+      if (!samePath(pathOf(old.href), path) && !(old.sheet && importsPath(old.sheet, path, 0))) continue;
       if (old.__folioReplaced) continue; /* already on its way out */
       old.__folioReplaced = true;
-      var url = new URL(old.href);
-      url.searchParams.set('folio', Date.now().toString(36) + (++bust).toString(36));
       var fresh = old.cloneNode(false);
-      fresh.href = url.href;
+      fresh.href = busted(old.href);
+      original.set(fresh, { href: attrOf(old, 'href') });
       fresh.__folioOld = old;
       fresh.onload = fresh.onerror = retire(fresh);
       /* The old sheet stays until the new one has loaded: no flash of
        * unstyled content. */
       old.parentNode.insertBefore(fresh, old.nextSibling);
     }
-    if (!found) location.reload();
+    /* Not linked from this document: nothing here uses it. */
   }
 
   /* Once @fresh has loaded, the sheets it replaces go: its predecessor and,
@@ -53,6 +231,8 @@
       fresh.__folioOld = null;
     };
   }
+
+  /* ---- fragments ---------------------------------------------------------------------- */
 
   /* Scripts inserted with innerHTML do not run: replace each by a copy. */
   function runScripts(root) {
@@ -70,13 +250,14 @@
 
   /* The article's own loader, when it offers one, re-injects the fragment
    * (it keeps its state attributes and its events); otherwise do as it does:
-   * fetch fragments/<name>.html relative to the page, inject, run scripts. */
+   * fetch fragments/<name>.html relative to the page, inject, run scripts.
+   * A fragment this page does not show changes nothing here. */
   function swapFragment(name) {
     var el = document.getElementById('fragment-' + name);
-    if (!el) { location.reload(); return; }
+    if (!el) return;
     var api = window.folioFragments;
     if (api && typeof api.reload === 'function') {
-      Promise.resolve(api.reload(name)).catch(function () { location.reload(); });
+      Promise.resolve(api.reload(name)).catch(reload);
       return;
     }
     var url = new URL('fragments/' + name + '.html', document.baseURI);
@@ -88,20 +269,352 @@
       runScripts(el);
       document.dispatchEvent(new CustomEvent('folio:fragment',
         { detail: { name: name, state: 'loaded' } }));
-    }).catch(function () { location.reload(); });
+    }).catch(reload);
   }
 
+  /* ---- the page itself: patch in place ---------------------------------------------- */
+
+  /* The source the live document was built from (as a script fetches it:
+   * no client injected), kept to compare the next version against. */
+  var baseline = null, baselineDoc = null;
+  /* The page's current source, as a script fetches it. */
+  function fetchSource() {
+    return fetch(location.href.split('#')[0], { cache: 'no-store', credentials: 'same-origin' })
+      .then(function (r) {
+        if (!r.ok) throw new Error(String(r.status));
+        return r.text();
+      });
+  }
+
+  /* A detached document parsed from @src. */
+  function parse(src) { return new DOMParser().parseFromString(src, 'text/html'); }
+
+  /* Every <script> of @doc, in order, as one string to compare. */
+  function scriptsOf(doc) {
+    return Array.prototype.map.call(doc.querySelectorAll('script'), function (s) {
+      return s.outerHTML;
+    }).join('\u0000');
+  }
+
+  /* @n's child nodes as an array. */
+  function kids(n) { return Array.prototype.slice.call(n.childNodes); }
+  /* @n's child nodes that belong to the page. */
+  function liveKids(n) { return kids(n).filter(function (c) { return !ours(c); }); }
+
+  /* Same node type and, for elements, the same tag: one may be patched into the other. */
+  function sameKind(a, b) {
+    return a.nodeType === b.nodeType && (a.nodeType !== 1 ||
+      (a.localName === b.localName && a.namespaceURI === b.namespaceURI));
+  }
+
+  /* Attributes of live @l (as the source had them) against parsed @o. */
+  function sameAttrs(l, o) {
+    if (l.attributes.length !== o.attributes.length) return false;
+    for (var i = 0; i < o.attributes.length; i++) {
+      var a = o.attributes[i];
+      if (attrOf(l, a.name) !== a.value) return false;
+    }
+    return true;
+  }
+
+  /* Live @l is exactly what the source @o built: no script changed it. */
+  function sameTree(l, o) {
+    if (!sameKind(l, o)) return false;
+    if (l.nodeType !== 1) return l.nodeType === o.nodeType && l.data === o.data;
+    if (!sameAttrs(l, o)) return false;
+    var lk = liveKids(l), ok = kids(o);
+    if (lk.length !== ok.length) return false;
+    for (var i = 0; i < ok.length; i++) if (!sameTree(lk[i], ok[i])) return false;
+    return true;
+  }
+
+  /* Whose contents the page's scripts own: a fragment container. */
+  function rewritten(el) { return /^fragment-./.test(el.id || ''); }
+
+  /* Replacing @n wholesale would lose or re-run what scripts did: a script, a fragment. */
+  function unsafeInside(n) {
+    return n.nodeType === 1 && (n.localName === 'script' || rewritten(n) ||
+      !!n.querySelector('script, [id^="fragment-"]'));
+  }
+
+  /* Plans the changes that turn live @l (built from @o) into what @n says,
+   * onto @ops. False when that cannot be done safely: the live element is
+   * not what the old source built (a script rewrote it) where it changed. */
+  function diff(l, o, n, ops) {
+    if (o.isEqualNode(n)) return true;
+    if (rewritten(l)) return false;
+    if (!sameAttrs(o, n)) {
+      if (!sameAttrs(l, o)) return false;
+      ops.push(function () {
+        /* Only what the edit changed: a cache-busted URL the edit left
+         * alone stays busted. */
+        for (var i = o.attributes.length - 1; i >= 0; i--) {
+          if (!n.hasAttribute(o.attributes[i].name)) l.removeAttribute(o.attributes[i].name);
+        }
+        for (var j = 0; j < n.attributes.length; j++) {
+          var at = n.attributes[j];
+          if (o.getAttribute(at.name) === at.value) continue;
+          l.setAttribute(at.name, at.value);
+          var orig = original.get(l);
+          if (orig) delete orig[at.name];
+        }
+      });
+    }
+    var oc = kids(o), nc = kids(n), all = liveKids(l), lc = all;
+    /* Scripts often append to <body> (a dialog, a tooltip, a panel): what
+     * follows the source's last node there is theirs, and stays. */
+    if (l === document.body && lc.length > oc.length) lc = lc.slice(0, oc.length);
+    if (lc.length !== oc.length) return false;
+    var a = 0, b = 0;
+    while (a < oc.length && a < nc.length && oc[a].isEqualNode(nc[a])) a++;
+    while (b < oc.length - a && b < nc.length - a &&
+           oc[oc.length - 1 - b].isEqualNode(nc[nc.length - 1 - b])) b++;
+    var om = oc.slice(a, oc.length - b), nm = nc.slice(a, nc.length - b);
+    var lm = lc.slice(a, lc.length - b);
+    var after = b > 0 ? lc[lc.length - b] : all.length > lc.length ? all[lc.length] : null;
+    if (isShaped(om, nm)) return patchRun(l, lm, om, nm, after, ops);
+    /* Nodes added or removed: keep the longest run of nodes the edit left
+     * equal, in order, and patch or replace the stretches between them. */
+    var pairs = alignEqual(om, nm);
+    var i0 = 0, j0 = 0;
+    for (var p = 0; p <= pairs.length; p++) {
+      var i1 = p < pairs.length ? pairs[p][0] : om.length;
+      var j1 = p < pairs.length ? pairs[p][1] : nm.length;
+      var ref = p < pairs.length ? lm[i1] : after;
+      if (!patchRun(l, lm.slice(i0, i1), om.slice(i0, i1), nm.slice(j0, j1), ref, ops)) return false;
+      i0 = i1 + 1;
+      j0 = j1 + 1;
+    }
+    return true;
+  }
+
+  /* The same number of nodes, pairwise of a kind: patchable one by one. */
+  function isShaped(om, nm) {
+    return om.length === nm.length && om.every(function (x, i) { return sameKind(x, nm[i]); });
+  }
+
+  /* Index pairs of a longest common subsequence of equal nodes of @om and
+   * @nm (none when the stretch is too long to align cheaply). */
+  function alignEqual(om, nm) {
+    var n = om.length, m = nm.length;
+    if (n === 0 || m === 0 || n * m > 40000) return [];
+    var t = new Uint16Array((n + 1) * (m + 1)), w = m + 1;
+    for (var i = n - 1; i >= 0; i--) {
+      for (var j = m - 1; j >= 0; j--) {
+        t[i * w + j] = om[i].isEqualNode(nm[j]) ? t[(i + 1) * w + j + 1] + 1
+          : Math.max(t[(i + 1) * w + j], t[i * w + j + 1]);
+      }
+    }
+    var out = [];
+    for (var x = 0, y = 0; x < n && y < m;) {
+      if (om[x].isEqualNode(nm[y]) && t[x * w + y] === t[(x + 1) * w + y + 1] + 1) { out.push([x, y]); x++; y++; }
+      else if (t[(x + 1) * w + y] >= t[x * w + y + 1]) x++;
+      else y++;
+    }
+    return out;
+  }
+
+  /* Plans turning the live stretch @lm (built from @om) of @l's children
+   * into @nm, placed before @after: node by node when the shapes match,
+   * else by replacing the stretch, which must be untouched by scripts. */
+  function patchRun(l, lm, om, nm, after, ops) {
+    if (om.length === 0 && nm.length === 0) return true;
+    if (isShaped(om, nm)) {
+      /* The same nodes, changed: recurse, so untouched elements (a playing
+       * video, a filled-in form) stay the very same objects. */
+      for (var i = 0; i < om.length; i++) {
+        if (!sameKind(lm[i], om[i])) return false;
+        if (om[i].nodeType === 1) {
+          if (!diff(lm[i], om[i], nm[i], ops)) return false;
+        } else if (om[i].data !== nm[i].data) {
+          if (lm[i].data !== om[i].data) return false;
+          ops.push((function (t, data) { return function () { t.data = data; }; })(lm[i], nm[i].data));
+        }
+      }
+      return true;
+    }
+    for (var k = 0; k < om.length; k++) {
+      if (unsafeInside(om[k]) || !sameTree(lm[k], om[k])) return false;
+    }
+    for (var m = 0; m < nm.length; m++) if (unsafeInside(nm[m])) return false;
+    ops.push(function () {
+      lm.forEach(function (x) { if (x.parentNode) x.parentNode.removeChild(x); });
+      nm.forEach(function (x) {
+        var copy = document.importNode(x, true);
+        if (after && after.parentNode === l) l.insertBefore(copy, after);
+        else if (!after && l === document.head && me.parentNode === l) l.insertBefore(copy, me);
+        else l.appendChild(copy);
+      });
+    });
+    return true;
+  }
+
+  /* Applies the edit from the parsed old source @o to @newSrc; returns the
+   * new source parsed (the next edit's old one), or null when only a reload
+   * will do. */
+  function patch(o, newSrc) {
+    var n = parse(newSrc);
+    if (scriptsOf(o) !== scriptsOf(n)) return null;
+    var ops = [];
+    if (!diff(document.documentElement, o.documentElement, n.documentElement, ops)) return null;
+    var place = where();
+    ops.forEach(function (op) { op(); });
+    if (place) putBack(place);
+    return n;
+  }
+
+  var pageQueue = Promise.resolve();
+  var ready = null;
+
+  /* Reloads the frames that show @path and have no client of their own
+   * (a frame with one reloads itself). */
+  function reloadFrames(path) {
+    var frames = document.querySelectorAll('iframe[src], frame[src]');
+    for (var i = 0; i < frames.length; i++) {
+      var f = frames[i];
+      if (!samePath(pagePath(f.src), path)) continue;
+      var w = null;
+      try { w = f.contentWindow && f.contentWindow.__folioReload ? f.contentWindow : null; } catch (e) { w = null; }
+      if (w) continue;
+      try { f.contentWindow.location.reload(); } catch (e) { setAttr(f, 'src', busted(f.src)); }
+    }
+  }
+
+  /* `page`: this page patched (or reloaded, in a frame), else frames showing it. */
+  function onPage(path) {
+    if (!samePath(pagePath(location.href), path)) { reloadFrames(path); return; }
+    if (window.top !== window) { reload(); return; } /* a frame's page: that frame reloads */
+    pageQueue = pageQueue.then(function () {
+      return Promise.all([ready, fetchSource()]);
+    }).then(function (r) {
+      if (baseline === null) throw new Error('no baseline');
+      if (r[1] === baseline) return;
+      var next = patch(baselineDoc || parse(baseline), r[1]);
+      if (!next) throw new Error('unsafe');
+      baseline = r[1];
+      baselineDoc = next;
+      status.patched++;
+      document.dispatchEvent(new CustomEvent('folio:patched', { detail: { path: path } }));
+    }).catch(reload);
+  }
+
+  /* ---- images and media --------------------------------------------------------------- */
+
+  var URL_ATTRS = [
+    ['img', 'src'], ['img', 'srcset'], ['source', 'src'], ['source', 'srcset'],
+    ['video', 'src'], ['video', 'poster'], ['audio', 'src'], ['input', 'src'],
+    ['image', 'href'], ['image', 'xlink:href'], ['object', 'data'], ['embed', 'src'],
+    ['link', 'href'],
+  ];
+
+  /* A srcset with every candidate naming @path cache-busted; null if none does. */
+  function bustSrcset(value, path) {
+    var hit = false;
+    var out = value.split(',').map(function (c) {
+      var parts = c.trim().split(/\s+/);
+      if (parts[0] && samePath(pathOf(parts[0]), path)) { hit = true; parts[0] = busted(parts[0]); }
+      return parts.join(' ');
+    }).join(', ');
+    return hit ? out : null;
+  }
+
+  /* A CSS value with every url() naming @path cache-busted; null if none does. */
+  function bustCssValue(value, base, path) {
+    var hit = false;
+    var out = value.replace(/url\(\s*(['"]?)([^'")]*)\1\s*\)/g, function (all, q, u) {
+      if (!u || !samePath(pathOf(u, base), path)) return all;
+      hit = true;
+      return 'url("' + busted(u, base) + '")';
+    });
+    return hit ? out : null;
+  }
+
+  /* Cache-busts every url() naming @path in one declaration block. */
+  function bustStyle(style, base, path) {
+    for (var i = 0; i < style.length; i++) {
+      var name = style[i], v = style.getPropertyValue(name);
+      if (v.indexOf('url(') < 0) continue;
+      var nv = bustCssValue(v, base, path);
+      if (nv) style.setProperty(name, nv, style.getPropertyPriority(name));
+    }
+  }
+
+  /* bustStyle() over a rule list, into @media, @supports and @import. */
+  function bustRules(rules, base, path, depth) {
+    for (var i = 0; rules && i < rules.length && depth < 8; i++) {
+      var r = rules[i];
+      if (r.style) bustStyle(r.style, base, path);
+      var inner;
+      try { inner = r.cssRules || (r.styleSheet && r.styleSheet.cssRules); } catch (e) { inner = null; }
+      if (inner) bustRules(inner, (r.styleSheet && r.styleSheet.href) || base, path, depth + 1);
+    }
+  }
+
+  /* A media element keeps its time and whether it was playing. */
+  function reloadMedia(el) {
+    var t = el.currentTime, playing = !el.paused;
+    el.addEventListener('loadedmetadata', function once() {
+      el.removeEventListener('loadedmetadata', once);
+      try { el.currentTime = t; } catch (e) { /* not seekable */ }
+      if (playing) el.play().catch(function () {});
+    });
+    el.load();
+  }
+
+  /* `image`: every reference to @path in this document, cache-busted in place. */
+  function onImage(path) {
+    for (var k = 0; k < URL_ATTRS.length; k++) {
+      var els = document.getElementsByTagName(URL_ATTRS[k][0]);
+      var name = URL_ATTRS[k][1];
+      for (var i = 0; i < els.length; i++) {
+        var el = els[i], v = el.getAttribute(name);
+        if (!v || (el.localName === 'link' && !/\bicon\b/i.test(el.rel || ''))) continue;
+        var nv = name === 'srcset' ? bustSrcset(v, path) : samePath(pathOf(v), path) ? busted(v) : null;
+        if (!nv) continue;
+        setAttr(el, name, nv);
+        var pic = el.localName === 'source' && el.parentNode;
+        if (pic && pic.localName === 'picture') {
+          /* A <source> change is seen when its <img> is told to look again. */
+          var img = pic.querySelector('img');
+          if (img) img.setAttribute('src', img.getAttribute('src') || '');
+        } else if (pic && (pic.localName === 'video' || pic.localName === 'audio')) {
+          reloadMedia(pic);
+        } else if ((el.localName === 'video' || el.localName === 'audio') && name === 'src') {
+          reloadMedia(el);
+        }
+      }
+    }
+    for (var s = 0; s < document.styleSheets.length; s++) {
+      var sheet = document.styleSheets[s], rules;
+      try { rules = sheet.cssRules; } catch (e) { continue; } /* another origin's */
+      bustRules(rules, sheet.href || document.baseURI, path, 0);
+    }
+    var styled = document.querySelectorAll('[style*="url("]');
+    for (var j = 0; j < styled.length; j++) bustStyle(styled[j].style, document.baseURI, path);
+  }
+
+  /* ---- events ------------------------------------------------------------------------- */
+
+  /* Event name -> handler: every event the server sends has one entry. */
   var handlers = {
     hello: function (id) {
       delay = 500;
       if (instance === null) instance = id;
-      else if (instance !== id) location.reload(); /* a new server */
+      else if (instance !== id) reload(); /* a new server */
     },
     css: swapCss,
     fragment: swapFragment,
-    reload: function () { location.reload(); },
+    page: onPage,
+    image: onImage,
+    reload: function () { reload(); },
     check: function (data) { if (window.__folioCheck) window.__folioCheck(data); } /* the panel, below */
   };
+
+  /* Runs the handler of event @type, if there is one. */
+  function dispatch(type, data) {
+    var h = handlers[type];
+    if (h) h(data);
+  }
 
   /* One stream for every tab of this server. Over HTTP/1.1 a browser opens
    * at most six connections to an origin and each EventSource holds one, so
@@ -114,13 +627,14 @@
   var release = null;  /* ends our hold on the lock */
   var waiting = null;  /* aborts our place in the lock's queue */
 
+  /* Opens the event stream; each event is handled and passed to the other tabs. */
   function connect() {
     if (source) return;
     source = new EventSource(streamUrl);
     Object.keys(handlers).forEach(function (type) {
       source.addEventListener(type, function (e) {
         if (channel) channel.postMessage({ type: type, data: e.data });
-        handlers[type](e.data);
+        dispatch(type, e.data);
       });
     });
     source.onerror = function () {
@@ -133,6 +647,7 @@
     };
   }
 
+  /* Streams, or waits for the lock to, when another tab streams already. */
   function start() {
     if (!channel) {
       connect();
@@ -149,8 +664,7 @@
   if (window.BroadcastChannel && navigator.locks) {
     channel = new BroadcastChannel(key);
     channel.onmessage = function (e) {
-      var h = e.data && handlers[e.data.type];
-      if (h) h(e.data.data);
+      if (e.data) dispatch(e.data.type, e.data.data);
     };
   }
 
@@ -163,7 +677,12 @@
   window.addEventListener('pageshow', function (e) {
     if (e.persisted) start();
   });
-  start();
+  restore();
+  /* A frame's page reloads on an edit: only the top page needs its source. */
+  ready = (window.top === window ? fetchSource() : Promise.resolve(null))
+    .then(function (src) { baseline = src; status.ready = true; }, function () { baseline = null; });
+  /* After the rest of this script: handlers added below are streamed too. */
+  Promise.resolve().then(start);
 })();
 
 /* ---- folio check, live: the panel of broken references (server side: src/check_live.c) -------

@@ -9,12 +9,13 @@
  * resume, and MHD is never entered with hub->mu held from our threads.
  * `in_flight` counts resumes claimed but not yet made, so close() can wait
  * for them before the daemon stops. */
-#include "sse.h"
+#include "sse_internal.h"
 
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 struct sse_client {
     struct sse_hub *hub;
     struct MHD_Connection *conn;
+    int fd; /* the connection's socket, -1 unknown; valid while suspended */
     char *buf;
     size_t off, len, cap; /* pending bytes are buf[off .. off+len) */
     bool suspended;
@@ -258,13 +260,44 @@ static void sse_heartbeat_deadline(struct timespec *ts, unsigned ms)
     }
 }
 
+/* A parked stream whose browser has gone (a closed tab sends FIN) is
+ * dropped now, not at the next heartbeat write: MHD does not watch a
+ * suspended connection, so nobody else would notice. While `suspended` is
+ * true MHD cannot close the connection, so its fd is still ours to poll.
+ * Claims the resume of each one dropped (see sse_claim_resumes). Called
+ * with hub->mu held. */
+static struct sse_client *sse_drop_closed_peers(struct sse_hub *hub)
+{
+    struct sse_client *list = NULL;
+    for (struct sse_client *c = hub->head; c != NULL; c = c->next) {
+        if (!c->suspended || c->dropped || c->fd < 0) {
+            continue;
+        }
+        struct pollfd p = {.fd = c->fd, .events = POLLIN | POLLRDHUP};
+        /* An EventSource sends nothing after its request: readable means
+         * the peer closed (or reset) its side. */
+        if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLIN))) {
+            sse_client_drop(c);
+            c->suspended = false;
+            c->resume_next = list;
+            list = c;
+        }
+    }
+    if (list != NULL) {
+        hub->in_flight++;
+    }
+    return list;
+}
+
 static void *sse_heartbeat_thread(void *arg)
 {
     struct sse_hub *hub = arg;
     static const char ping[] = ": ping\n\n";
+    unsigned check_ms = hub->heartbeat_ms < SSE_PEER_CHECK_MS ? hub->heartbeat_ms : SSE_PEER_CHECK_MS;
+    unsigned since_ping = 0;
     struct timespec due;
     pthread_mutex_lock(&hub->mu);
-    sse_heartbeat_deadline(&due, hub->heartbeat_ms);
+    sse_heartbeat_deadline(&due, check_ms);
     while (!hub->stopping) {
         int r = pthread_cond_timedwait(&hub->cv, &hub->mu, &due);
         if (hub->stopping) {
@@ -273,15 +306,22 @@ static void *sse_heartbeat_thread(void *arg)
         if (r != ETIMEDOUT) {
             continue; /* spurious */
         }
-        sse_heartbeat_deadline(&due, hub->heartbeat_ms);
+        sse_heartbeat_deadline(&due, check_ms);
         if (hub->closed) {
             continue;
         }
-        for (struct sse_client *c = hub->head; c != NULL; c = c->next) {
-            sse_client_push(c, ping, sizeof ping - 1);
+        struct sse_client *gone = sse_drop_closed_peers(hub);
+        struct sse_client *list = NULL;
+        since_ping += check_ms;
+        if (since_ping >= hub->heartbeat_ms) {
+            since_ping = 0;
+            for (struct sse_client *c = hub->head; c != NULL; c = c->next) {
+                sse_client_push(c, ping, sizeof ping - 1);
+            }
+            list = sse_claim_resumes(hub);
         }
-        struct sse_client *list = sse_claim_resumes(hub);
         pthread_mutex_unlock(&hub->mu);
+        sse_resume_claimed(hub, gone);
         sse_resume_claimed(hub, list);
         pthread_mutex_lock(&hub->mu);
     }
@@ -348,6 +388,7 @@ struct MHD_Response *sse_hub_attach(struct sse_hub *hub,
     }
     c->hub = hub;
     c->conn = conn;
+    c->fd = -1;
     char hello[128];
     int hn = snprintf(hello, sizeof hello, "retry: %u\nevent: hello\ndata: %s\n\n",
                       hub->retry_ms, hub->instance);
@@ -396,6 +437,9 @@ struct MHD_Response *sse_hub_attach(struct sse_hub *hub,
     if (ci != NULL) {
         int one = 1;
         (void)setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        pthread_mutex_lock(&hub->mu);
+        c->fd = ci->connect_fd;
+        pthread_mutex_unlock(&hub->mu);
     }
     return r;
 }
@@ -426,6 +470,18 @@ bool sse_hub_broadcast(struct sse_hub *hub, const char *event, const char *data)
     free(frame);
     sse_resume_claimed(hub, list);
     return true;
+}
+
+/* See sse_internal.h. */
+size_t sse_hub_parked_count(struct sse_hub *hub)
+{
+    pthread_mutex_lock(&hub->mu);
+    size_t n = 0;
+    for (struct sse_client *c = hub->head; c != NULL; c = c->next) {
+        n += c->suspended && !c->dropped;
+    }
+    pthread_mutex_unlock(&hub->mu);
+    return n;
 }
 
 size_t sse_hub_client_count(struct sse_hub *hub)

@@ -12,9 +12,11 @@
  * the suspended clients. The first bytes are
  *     retry: <retry_ms>\nevent: hello\ndata: <instance id>\n\n
  * so a client that reconnects to a restarted server sees a new id.
- * A `: ping` comment every heartbeat_ms makes MHD write to idle streams:
- * suspended connections neither time out nor notice a closed peer, so
- * without it dead clients would never be cleaned up.
+ * A `: ping` comment every heartbeat_ms makes MHD write to idle streams
+ * (proxies keep them open, a dead peer fails the write). Suspended
+ * connections neither time out nor notice a closed peer, so the heartbeat
+ * thread also polls each parked stream's socket every SSE_PEER_CHECK_MS: a
+ * closed tab leaves the count within about a second.
  *
  * Daemon requirements: MHD_USE_INTERNAL_POLLING_THREAD (a thread pool is
  * fine) with MHD_ALLOW_SUSPEND_RESUME (which implies ITC); not
@@ -49,6 +51,7 @@ struct sse_hub;
 #define SSE_HEARTBEAT_DEFAULT_MS 15000u
 #define SSE_RETRY_DEFAULT_MS 1000u
 #define SSE_CLIENT_MAX_QUEUE (64u * 1024u)
+#define SSE_PEER_CHECK_MS 1000u
 
 /* Starts the heartbeat thread. 0 picks the defaults above. NULL on failure. */
 struct sse_hub *sse_hub_create(unsigned heartbeat_ms, unsigned retry_ms);

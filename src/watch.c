@@ -1,9 +1,6 @@
-/* watch — see watch.h.
- *
- * All state except `count` belongs to the watcher thread once it runs
- * (watch_create fills it before starting the thread), so there is no lock:
- * the only cross-thread traffic is the stop eventfd and the atomic count. */
-#include "watch.h"
+/* watch — see watch.h; the state and helpers it shares with the polling
+ * backend (watch_poll.c) are in watch_internal.h. */
+#include "watch_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,21 +16,11 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
-/* A batch bigger than this (a git checkout, an unpacked archive) is sent as
- * an overflow: the consumer reloads everything anyway, and deduplication
- * stays cheap (it is a linear scan). */
-#define WATCH_MAX_BATCH 2048u
-
-/* A file written but not yet closed (a big asset being copied, a generator
- * writing a figure in pieces) is not announced half-written: the window
- * stays open until its writer closes it, unless the writer pauses longer
- * than WATCH_WRITE_IDLE_MS (mmap writes, truncate(2): no close comes) or
- * the window has lasted WATCH_WRITE_CAP_MS. */
-#define WATCH_WRITE_IDLE_MS 1000u
-#define WATCH_WRITE_CAP_MS 5000u
+#include "routes.h"
 
 /* IN_ATTRIB: `touch` changes the mtime and so the ETag; authors touch a file
  * to force a reload. IN_EXCL_UNLINK: no events for files already unlinked. */
@@ -42,57 +29,18 @@
      IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |           \
      IN_ONLYDIR | IN_EXCL_UNLINK)
 
-/* One watched directory; indexed by its watch descriptor. */
-struct watch_node {
-    char *rel;  /* relative to its root, "" for the root; NULL: slot unused */
-    size_t root;
-};
-
-/* One changed path in the current window. */
-struct watch_pending {
-    int id;
-    char *rel;
-    bool appeared_first; /* the window's first event for it was a create */
-    bool gone;           /* its latest event was a delete or move-out */
-    bool writing;        /* modified and not yet closed by its writer */
-};
-
-struct watch_root {
-    char *path;
-    int id;
-    int wd;
-};
-
-struct watch {
-    int ifd;
-    int stopfd;
-    pthread_t thread;
-    watch_fn fn;
-    void *ctx;
-    unsigned debounce_ms;
-    unsigned max_wait_ms;
-
-    struct watch_root *roots;
-    size_t nroots;
-    struct watch_node *nodes;
-    size_t nnodes; /* capacity, indexed by wd */
-    atomic_size_t count;
-
-    struct watch_pending *pending;
-    size_t npending, cap_pending;
-    bool overflow;
-    uint64_t first_ms, last_ms; /* of the current window; 0: no window */
-};
 
 static atomic_bool watch_warned_limit;
 
-static uint64_t watch_now_ms(void)
+/* See watch_internal.h. */
+uint64_t watch_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* See watch_internal.h: dotfiles and editors' scratch files. */
 bool watch_ignored_name(const char *name)
 {
     size_t n = strlen(name);
@@ -120,8 +68,8 @@ bool watch_ignored_name(const char *name)
     return false;
 }
 
-/* "a" + "b" -> "a/b", "" + "b" -> "b". Returns NULL when memory runs out. */
-static char *watch_join(const char *a, const char *b)
+/* See watch_internal.h. */
+char *watch_join(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     char *s = malloc(la + lb + 2);
@@ -136,21 +84,48 @@ static char *watch_join(const char *a, const char *b)
     return s;
 }
 
-static void watch_limit_warning(void)
+/* Once per process: the kernel refused more watches. */
+static void watch_limit_warning(const struct watch *w)
 {
     if (!atomic_exchange(&watch_warned_limit, true)) {
         fprintf(stderr,
                 "folio: inotify watch limit reached (fs.inotify.max_user_watches):"
                 " live reload misses changes in some folders; raise it with"
-                " `sudo sysctl fs.inotify.max_user_watches=524288`\n");
+                " `sudo sysctl fs.inotify.max_user_watches=524288`%s\n",
+                w->auto_mode ? ", or watch by polling with --watch poll" : "");
     }
 }
 
-/* Records one event for (root id, rel). @appear: a create or move-in;
- * @gone: a delete or move-out; @writing: 1 a write, 0 the writer closed it
- * (or it moved or went), -1 neither. Takes ownership of @rel. */
-static void watch_note(struct watch *w, int id, char *rel, bool appear, bool gone,
-                       int writing)
+/* Once per process, with --watch auto: a root on a file system whose
+ * changes inotify often never hears of (made by another machine, the host
+ * of a VM or container, or a FUSE daemon), and how to switch. */
+static void watch_fs_hint(const struct watch *w, const char *path)
+{
+    static atomic_bool hinted;
+    struct statfs sf;
+    if (!w->auto_mode || statfs(path, &sf) != 0) {
+        return;
+    }
+    static const struct {
+        unsigned long magic;
+        const char *name;
+    } remote[] = {
+        {0x6969, "NFS"},          {0xFF534D42, "CIFS"}, {0xFE534D42, "SMB2"},
+        {0x01021997, "9p (WSL)"}, {0x65735546, "FUSE"}, {0x6a656a63, "virtiofs"},
+    };
+    for (size_t i = 0; i < sizeof remote / sizeof remote[0]; i++) {
+        if ((unsigned long)sf.f_type == remote[i].magic && !atomic_exchange(&hinted, true)) {
+            fprintf(stderr,
+                    "folio: %s is on %s, where inotify may never hear of edits made"
+                    " outside this machine (Docker Desktop, WSL, network folders);"
+                    " if saves do not show, use --watch poll\n",
+                    path, remote[i].name);
+        }
+    }
+}
+
+/* See watch_internal.h: merges into the window's entry for the path, if any. */
+void watch_note(struct watch *w, int id, char *rel, bool appear, bool gone, int writing)
 {
     if (rel == NULL) {
         w->overflow = true; /* out of memory: we cannot say what changed */
@@ -213,6 +188,7 @@ static bool watch_nodes_reserve(struct watch *w, size_t wd)
     return true;
 }
 
+/* Forgets watch descriptor @wd's folder (its watch is gone or going). */
 static void watch_node_free(struct watch *w, int wd)
 {
     if (wd >= 0 && (size_t)wd < w->nnodes && w->nodes[wd].rel != NULL) {
@@ -243,7 +219,7 @@ static int watch_add_tree(struct watch *w, size_t root, const char *rel, bool re
     if (wd < 0) {
         int err = errno;
         if (err == ENOSPC) {
-            watch_limit_warning();
+            watch_limit_warning(w);
         } else if (err != ENOENT && err != ENOTDIR) {
             /* ENOENT/ENOTDIR: it vanished or was a symlink; nothing to do. */
             fprintf(stderr, "folio: cannot watch %s: %s\n", path, strerror(err));
@@ -300,7 +276,7 @@ static int watch_add_tree(struct watch *w, size_t root, const char *rel, bool re
             watch_add_tree(w, root, child, report);
             free(child);
         } else if (report) {
-            watch_note(w, w->roots[root].id, child, true, false, -1);
+            watch_note(w, (int)root, child, true, false, -1);
         } else {
             free(child);
         }
@@ -325,6 +301,7 @@ static void watch_remove_tree(struct watch *w, size_t root, const char *rel)
     }
 }
 
+/* The root folder watch @wd is under, and whether it is that root itself. */
 static size_t watch_root_of_wd(const struct watch *w, int wd, bool *is_root)
 {
     size_t root = w->nodes[wd].root;
@@ -332,6 +309,7 @@ static size_t watch_root_of_wd(const struct watch *w, int wd, bool *is_root)
     return root;
 }
 
+/* Turns one inotify event into a note in the window (or new watches). */
 static void watch_handle(struct watch *w, const struct inotify_event *ev)
 {
     if (ev->mask & IN_Q_OVERFLOW) {
@@ -394,7 +372,7 @@ static void watch_handle(struct watch *w, const struct inotify_event *ev)
     } else if ((ev->mask & IN_MODIFY) && !(ev->mask & IN_ISDIR)) {
         writing = 1;
     }
-    watch_note(w, w->roots[root].id, rel, appear, gone, writing);
+    watch_note(w, (int)root, rel, appear, gone, writing);
 }
 
 /* True while some changed file is still open for writing. */
@@ -408,11 +386,12 @@ static bool watch_writing(const struct watch *w)
     return false;
 }
 
-static void watch_flush(struct watch *w)
+/* See watch_internal.h. */
+void watch_flush(struct watch *w)
 {
     /* A route folder that was removed and has come back (rm -rf, then a
      * checkout) is watched again; the overflow already told the consumer. */
-    for (size_t r = 0; r < w->nroots; r++) {
+    for (size_t r = 0; w->mode == WATCH_INOTIFY && r < w->nroots; r++) {
         if (w->roots[r].wd < 0) {
             watch_add_tree(w, r, "", false);
         }
@@ -445,6 +424,7 @@ static void watch_flush(struct watch *w)
     w->first_ms = w->last_ms = 0;
 }
 
+/* inotify: the watcher thread, reading events and flushing windows until stopped. */
 static void *watch_thread(void *arg)
 {
     struct watch *w = arg;
@@ -502,8 +482,53 @@ static void *watch_thread(void *arg)
     return NULL;
 }
 
-struct watch *watch_create(const struct watch_dir *dirs, size_t n,
-                           unsigned debounce_ms, watch_fn fn, void *ctx)
+/* Frees what watch_create() made, whichever step it got to. */
+static void watch_free(struct watch *w)
+{
+    if (w->stopfd >= 0) {
+        close(w->stopfd);
+    }
+    if (w->ifd >= 0) {
+        close(w->ifd);
+    }
+    for (size_t i = 0; i < w->npending; i++) {
+        free(w->pending[i].rel);
+    }
+    free(w->pending);
+    for (size_t i = 0; i < w->nnodes; i++) {
+        free(w->nodes[i].rel);
+    }
+    free(w->nodes);
+    watch_poll_free(w);
+    free(w->roots);
+    free(w);
+}
+
+/* inotify: one watch per folder, added before the thread starts. */
+static bool watch_inotify_start(struct watch *w)
+{
+    w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (w->ifd < 0) {
+        int err = errno;
+        fprintf(stderr, "folio: inotify_init1: %s%s%s\n", strerror(err),
+                err == EMFILE ? " (raise fs.inotify.max_user_instances)" : "",
+                w->auto_mode ? "; watching by polling instead (--watch poll)" : "");
+        errno = err;
+        return false;
+    }
+    for (size_t i = 0; i < w->nroots; i++) {
+        int err = watch_add_tree(w, i, "", false);
+        if (err == ENOENT || err == ENOTDIR) {
+            fprintf(stderr, "folio: not watching %s: %s\n", w->roots[i].path, strerror(err));
+        } else if (err == 0) {
+            watch_fs_hint(w, w->roots[i].path);
+        }
+    }
+    return true;
+}
+
+struct watch *watch_create(const struct route *roots, size_t n,
+                           const struct watch_options *opt, watch_fn fn, void *ctx)
 {
     struct watch *w = calloc(1, sizeof *w);
     if (w == NULL) {
@@ -512,43 +537,34 @@ struct watch *watch_create(const struct watch_dir *dirs, size_t n,
     w->ifd = w->stopfd = -1;
     w->fn = fn;
     w->ctx = ctx;
-    w->debounce_ms = debounce_ms ? debounce_ms : WATCH_DEBOUNCE_DEFAULT_MS;
+    w->auto_mode = opt == NULL || opt->mode == WATCH_AUTO;
+    w->mode = opt != NULL && opt->mode == WATCH_POLL ? WATCH_POLL : WATCH_INOTIFY;
+    w->debounce_ms = opt && opt->debounce_ms ? opt->debounce_ms : WATCH_DEBOUNCE_DEFAULT_MS;
     w->max_wait_ms = w->debounce_ms * 8 > 100 ? w->debounce_ms * 8 : 100;
+    w->poll_ms = opt && opt->poll_interval_ms ? opt->poll_interval_ms : WATCH_POLL_DEFAULT_MS;
     atomic_init(&w->count, 0);
     w->roots = calloc(n ? n : 1, sizeof *w->roots);
-    if (w->roots == NULL) {
+    w->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w->roots == NULL || w->stopfd < 0) {
         goto error;
     }
     for (size_t i = 0; i < n; i++) {
-        w->roots[i].path = strdup(dirs[i].path);
-        w->roots[i].id = dirs[i].id;
-        w->roots[i].wd = -1;
-        w->nroots = i + 1;
-        if (w->roots[i].path == NULL) {
+        w->roots[i] = (struct watch_root){.path = roots[i].dir, .wd = -1};
+    }
+    w->nroots = n;
+    if (w->mode == WATCH_INOTIFY && !watch_inotify_start(w)) {
+        if (!w->auto_mode) {
             goto error;
         }
+        w->mode = WATCH_POLL; /* auto: no inotify at all, so poll rather than not watch */
     }
-    w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (w->ifd < 0) {
-        int err = errno;
-        fprintf(stderr, "folio: inotify_init1: %s%s\n", strerror(err),
-                err == EMFILE ? " (raise fs.inotify.max_user_instances)" : "");
+    if (w->mode == WATCH_POLL && !watch_poll_init(w)) {
         goto error;
-    }
-    w->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w->stopfd < 0) {
-        goto error;
-    }
-    for (size_t i = 0; i < n; i++) {
-        int err = watch_add_tree(w, i, "", false);
-        if (err == ENOENT || err == ENOTDIR) {
-            fprintf(stderr, "folio: not watching %s: %s\n", dirs[i].path,
-                    strerror(err));
-        }
     }
     /* Nothing happened yet: what the initial walk set is not a change. */
     w->overflow = false;
-    int err = pthread_create(&w->thread, NULL, watch_thread, w);
+    int err = pthread_create(&w->thread, NULL,
+                             w->mode == WATCH_POLL ? watch_poll_thread : watch_thread, w);
     if (err != 0) {
         errno = err;
         goto error;
@@ -557,30 +573,18 @@ struct watch *watch_create(const struct watch_dir *dirs, size_t n,
 
 error:;
     int saved = errno;
-    if (w->stopfd >= 0) {
-        close(w->stopfd);
-    }
-    if (w->ifd >= 0) {
-        close(w->ifd);
-    }
-    for (size_t i = 0; i < w->nroots; i++) {
-        free(w->roots[i].path);
-    }
-    for (size_t i = 0; i < w->nnodes; i++) {
-        free(w->nodes[i].rel);
-    }
-    free(w->nodes);
-    free(w->roots);
-    free(w);
+    watch_free(w);
     errno = saved;
     return NULL;
 }
 
+/* See watch.h. */
 size_t watch_count(const struct watch *w)
 {
     return w ? atomic_load(&((struct watch *)w)->count) : 0;
 }
 
+/* See watch.h. */
 void watch_destroy(struct watch *w)
 {
     if (w == NULL) {
@@ -590,19 +594,5 @@ void watch_destroy(struct watch *w)
     ssize_t r = write(w->stopfd, &one, sizeof one);
     (void)r; /* an eventfd write of 1 cannot fail short of overflowing it */
     pthread_join(w->thread, NULL);
-    close(w->stopfd);
-    close(w->ifd);
-    for (size_t i = 0; i < w->npending; i++) {
-        free(w->pending[i].rel);
-    }
-    free(w->pending);
-    for (size_t i = 0; i < w->nnodes; i++) {
-        free(w->nodes[i].rel);
-    }
-    free(w->nodes);
-    for (size_t i = 0; i < w->nroots; i++) {
-        free(w->roots[i].path);
-    }
-    free(w->roots);
-    free(w);
+    watch_free(w);
 }

@@ -1,11 +1,13 @@
 /*
- * watch — recursive inotify watcher with a trailing-edge debounce.
+ * watch — recursive folder watcher (inotify, or a stat walk where inotify
+ * hears nothing) with a trailing-edge debounce.
  *
- * Owns: one inotify instance, an eventfd used to stop it, one background
- * thread, and the table of watched directories. Each root directory is
- * watched recursively; folders created (or moved in) later are watched too,
- * and files already inside such a folder are reported, since they may have
- * been written before its watch existed.
+ * Owns: one inotify instance (or the last walk's snapshot), an eventfd used
+ * to stop it, one background thread, and the table of watched directories.
+ * Borrows: the roots' folder names (struct route, which must outlive the
+ * watch). Each root directory is watched recursively; folders created (or
+ * moved in) later are watched too, and files already inside such a folder
+ * are reported, since they may have been written before its watch existed.
  *
  * What counts as a change: writes (IN_MODIFY, IN_CLOSE_WRITE), creates,
  * deletes and moves in or out (IN_CREATE, IN_DELETE, IN_MOVED_FROM,
@@ -29,10 +31,24 @@
  *
  * If the kernel's watch limit is hit (ENOSPC) one line naming
  * fs.inotify.max_user_watches and the fix goes to stderr, once per process;
- * the folders already watched keep working.
+ * the folders already watched keep working. WATCH_AUTO polls when inotify
+ * cannot be had at all (inotify_init1 fails); that line, and
+ * one for a root on a file system inotify often hears nothing from (NFS,
+ * SMB, 9p as in WSL, FUSE and virtiofs as in Docker Desktop), name
+ * `--watch poll`.
+ *
+ * Polling (WATCH_POLL): one walk of every root per interval, fstatat() on
+ * each entry (mtime, ctime, size, inode: a write, a touch, an atomic save),
+ * compared with the last walk. A walk that finds changes opens the window;
+ * the window is walked again every debounce_ms until a walk finds nothing
+ * new (or 8 x debounce_ms have passed), then flushes: the same batch and the
+ * same events as inotify, a temp file renamed away inside the window never
+ * shows. A poll cannot see a writer close its file, so a write still going
+ * on after the window may be announced twice. A root that vanishes, or comes
+ * back, is an overflow.
  *
  * Thread-safety: watch_create/watch_destroy from one thread; watch_count
- * from any thread.
+ * from any thread. Which names are never reported: watch_internal.h.
  */
 #ifndef FOLIO_WATCH_H
 #define FOLIO_WATCH_H
@@ -42,14 +58,22 @@
 
 struct watch;
 
-/* A root to watch. @path is copied; @id is handed back with its changes. */
-struct watch_dir {
-    const char *path;
-    int id;
+struct route;
+
+enum watch_mode {
+    WATCH_AUTO,    /* inotify, with hints on how to switch when it falls short */
+    WATCH_INOTIFY,
+    WATCH_POLL,
+};
+
+struct watch_options {
+    enum watch_mode mode;
+    unsigned debounce_ms;      /* 0: WATCH_DEBOUNCE_DEFAULT_MS */
+    unsigned poll_interval_ms; /* 0: WATCH_POLL_DEFAULT_MS */
 };
 
 struct watch_change {
-    int id;              /* the watch_dir's id */
+    int id;              /* the root's index in the array given to watch_create */
     const char *relpath; /* relative to that dir, '/'-separated, no leading / */
 };
 
@@ -62,24 +86,23 @@ struct watch_batch {
 typedef void (*watch_fn)(void *ctx, const struct watch_batch *batch);
 
 #define WATCH_DEBOUNCE_DEFAULT_MS 30u
+#define WATCH_POLL_DEFAULT_MS 500u
 
 /*
- * Starts watching @n roots. A root that cannot be watched is reported on
- * stderr and skipped. Returns NULL (errno set) if inotify or the thread
- * cannot be created. @debounce_ms 0 means WATCH_DEBOUNCE_DEFAULT_MS.
+ * Starts watching the folders (route->dir) of @n routes; a change names its
+ * route by index. A root that cannot be watched is reported on stderr and
+ * skipped. Returns NULL (errno set) if inotify or the thread cannot be
+ * created. @opt NULL: WATCH_AUTO with the defaults.
  */
-struct watch *watch_create(const struct watch_dir *dirs, size_t n,
-                           unsigned debounce_ms, watch_fn fn, void *ctx);
+struct watch *watch_create(const struct route *roots, size_t n,
+                           const struct watch_options *opt, watch_fn fn, void *ctx);
 
-/* Number of directories currently watched (for the health endpoint). */
+/* Number of directories currently watched, or walked at the last poll
+ * (for the health endpoint). */
 size_t watch_count(const struct watch *w);
 
 /* Stops the thread (waiting for a running callback) and frees everything.
  * Pending, unflushed changes are dropped. Accepts NULL. */
 void watch_destroy(struct watch *w);
-
-/* Pure: true if a file or folder named @name (one path component) is never
- * reported nor watched. Exposed for tests. */
-bool watch_ignored_name(const char *name);
 
 #endif

@@ -1,26 +1,19 @@
 /* Tests for livereload.c: classification and planning tables, the script
  * tag, the embedded client, and edits on disk reaching a real stream. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "cmocka_prelude.h"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "livereload.h"
+#include "livereload_internal.h"
+#include "routes.h"
 #include "sse.h"
+#include "test_helpers.h"
 
 static void test_classify_table(void **state)
 {
@@ -38,15 +31,28 @@ static void test_classify_table(void **state)
         {"/frag/x.html", "/frag/", LIVERELOAD_FRAGMENT, "x"},
         /* A css file among fragments is still css. */
         {"/fragments/a.css", "/fragments/", LIVERELOAD_CSS, "/fragments/a.css"},
-        /* Not a fragment the loader would fetch. */
+        /* Not a fragment the loader would fetch: a page, or nothing. */
         {"/fragments/.html", "/fragments/", LIVERELOAD_RELOAD, "/fragments/.html"},
-        {"/fragments/a.HTML", "/fragments/", LIVERELOAD_RELOAD, "/fragments/a.HTML"},
+        {"/fragments/a.HTML", "/fragments/", LIVERELOAD_PAGE, "/fragments/a.HTML"},
         {"/fragments/data.json", "/fragments/", LIVERELOAD_RELOAD, "/fragments/data.json"},
-        /* An .html outside the fragments route reloads. */
-        {"/fragments/intro.html", NULL, LIVERELOAD_RELOAD, "/fragments/intro.html"},
-        {"/index.html", NULL, LIVERELOAD_RELOAD, "/index.html"},
+        /* An .html outside the fragments route is a page (the page or a frame). */
+        {"/fragments/intro.html", NULL, LIVERELOAD_PAGE, "/fragments/intro.html"},
+        {"/index.html", NULL, LIVERELOAD_PAGE, "/index.html"},
+        {"/assets/data/frame.htm", NULL, LIVERELOAD_PAGE, "/assets/data/frame.htm"},
+        /* Images and media, any case. */
+        {"/assets/fig.svg", NULL, LIVERELOAD_IMAGE, "/assets/fig.svg"},
+        {"/assets/hero.PNG", NULL, LIVERELOAD_IMAGE, "/assets/hero.PNG"},
+        {"/assets/a.b/photo.jpeg", NULL, LIVERELOAD_IMAGE, "/assets/a.b/photo.jpeg"},
+        {"/assets/clip.webm", NULL, LIVERELOAD_IMAGE, "/assets/clip.webm"},
+        {"/assets/audio/read aloud.ogg", NULL, LIVERELOAD_IMAGE, "/assets/audio/read aloud.ogg"},
+        {"/fragments/fig.webp", "/fragments/", LIVERELOAD_IMAGE, "/fragments/fig.webp"},
+        /* Scripts, data, folders, dotfiles: a reload. */
         {"/app.js", NULL, LIVERELOAD_RELOAD, "/app.js"},
+        {"/data.json", NULL, LIVERELOAD_RELOAD, "/data.json"},
         {"/style.css.map", NULL, LIVERELOAD_RELOAD, "/style.css.map"},
+        {"/png", NULL, LIVERELOAD_RELOAD, "/png"},
+        {"/a.b/c", NULL, LIVERELOAD_RELOAD, "/a.b/c"},
+        {"/.svg", NULL, LIVERELOAD_RELOAD, "/.svg"},
         {"/css", NULL, LIVERELOAD_RELOAD, "/css"},
         {"/dir/", NULL, LIVERELOAD_RELOAD, "/dir/"},
     };
@@ -62,12 +68,14 @@ static void test_classify_table(void **state)
     assert_string_equal(livereload_kind_name(LIVERELOAD_CSS), "css");
     assert_string_equal(livereload_kind_name(LIVERELOAD_FRAGMENT), "fragment");
     assert_string_equal(livereload_kind_name(LIVERELOAD_RELOAD), "reload");
+    assert_string_equal(livereload_kind_name(LIVERELOAD_PAGE), "page");
+    assert_string_equal(livereload_kind_name(LIVERELOAD_IMAGE), "image");
 }
 
-static const struct livereload_route routes[] = {
-    {"/", "/srv/www", false},
-    {"/fragments/", "/srv/fragments", true},
-    {"/assets/", "/srv/assets", false},
+static const struct route routes[] = {
+    {.prefix = "/", .dir = "/srv/www"},
+    {.prefix = "/fragments/", .dir = "/srv/fragments", .is_fragments = true},
+    {.prefix = "/assets/", .dir = "/srv/assets"},
 };
 
 /* Renders planned events as "kind:data|kind:data". */
@@ -93,9 +101,14 @@ static void test_plan_table(void **state)
         {{{0, "style.css"}, {2, "theme.css"}}, 2, false, "css:/style.css|css:/assets/theme.css"},
         {{{1, "intro.html"}}, 1, false, "fragment:intro"},
         {{{1, "intro.html"}, {0, "style.css"}}, 2, false, "fragment:intro|css:/style.css"},
+        /* Pages and images keep their own events beside the others. */
+        {{{0, "index.html"}, {2, "fig.png"}, {1, "intro.html"}}, 3, false,
+         "page:/index.html|image:/assets/fig.png|fragment:intro"},
+        {{{0, "index.html"}, {0, "index.html"}}, 2, false, "page:/index.html"},
         /* Any reload in the batch: just one reload. */
-        {{{0, "style.css"}, {0, "index.html"}, {0, "app.js"}}, 3, false, "reload:/index.html"},
-        {{{1, "intro.html"}, {2, "fig.png"}}, 2, false, "reload:/assets/fig.png"},
+        {{{0, "style.css"}, {0, "index.html"}, {0, "app.js"}}, 3, false, "reload:/app.js"},
+        {{{1, "intro.html"}, {2, "data.json"}}, 2, false, "reload:/assets/data.json"},
+        {{{2, "new"}, {2, "new/fig.png"}}, 2, false, "reload:/assets/new"},
         /* The same css twice (two routes cannot, but a batch can repeat). */
         {{{0, "a.css"}, {0, "a.css"}}, 2, false, "css:/a.css"},
         /* Overflow wins over everything. */
@@ -145,6 +158,19 @@ static void test_script_tag(void **state)
     assert_int_equal(strlen(small), sizeof(small) - 1); /* truncated, terminated */
 }
 
+/* The keys of the client's `var handlers = { ... };` dispatch table. */
+static bool client_handles(const char *event)
+{
+    const char *start = strstr(reload_js, "var handlers = {");
+    assert_non_null(start);
+    const char *end = strstr(start, "\n  };");
+    assert_non_null(end);
+    char key[64];
+    snprintf(key, sizeof key, "\n    %s: ", event);
+    const char *hit = strstr(start, key);
+    return hit != NULL && hit < end;
+}
+
 static void test_embedded_client(void **state)
 {
     (void)state;
@@ -152,11 +178,17 @@ static void test_embedded_client(void **state)
     assert_int_equal(reload_js[reload_js_len], '\0');
     assert_int_equal(strlen(reload_js), reload_js_len);
     assert_non_null(strstr(reload_js, "new URL('events', me.src)"));
-    /* It handles every event the server sends (livereload_kind_name and sse.c's hello). */
-    const char *events[] = {"hello:", "css:", "fragment:", "reload:"};
-    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-        assert_non_null(strstr(reload_js, events[i]));
+    /* Every event the server sends (each kind, and sse.c's hello) has an
+     * entry in the client's dispatch table, and nothing it never sends. */
+    const enum livereload_kind kinds[] = {LIVERELOAD_CSS, LIVERELOAD_FRAGMENT, LIVERELOAD_RELOAD,
+                                          LIVERELOAD_PAGE, LIVERELOAD_IMAGE};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (!client_handles(livereload_kind_name(kinds[i]))) {
+            fail_msg("reload.js has no handler for the %s event", livereload_kind_name(kinds[i]));
+        }
     }
+    assert_true(client_handles("hello"));
+    assert_false(client_handles("message"));
     assert_null(strstr(reload_js, "console."));
 }
 
@@ -221,43 +253,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     return ret;
 }
 
-static void put(const char *dir, const char *name, const char *text)
-{
-    char p[200];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
-struct stream {
-    int fd;
-    char buf[8192];
-    size_t len;
-};
-
-static bool read_until(struct stream *s, const char *needle, int ms)
-{
-    for (int waited = 0;; waited += 10) {
-        s->buf[s->len] = '\0';
-        if (strstr(s->buf, needle) != NULL) {
-            return true;
-        }
-        if (waited >= ms) {
-            return false;
-        }
-        struct pollfd p = {.fd = s->fd, .events = POLLIN};
-        if (poll(&p, 1, 10) > 0) {
-            ssize_t n = read(s->fd, s->buf + s->len, sizeof s->buf - 1 - s->len);
-            if (n <= 0) {
-                return false;
-            }
-            s->len += (size_t)n;
-        }
-    }
-}
-
 static void test_edits_reach_the_stream(void **state)
 {
     (void)state;
@@ -270,9 +265,9 @@ static void test_edits_reach_the_stream(void **state)
     snprintf(e->frags, sizeof e->frags, "%s/fragments", e->root);
     assert_int_equal(mkdir(e->www, 0755), 0);
     assert_int_equal(mkdir(e->frags, 0755), 0);
-    put(e->www, "style.css", "a{}");
-    put(e->www, "index.html", "<p>");
-    put(e->frags, "intro.html", "<p>");
+    th_write_file(e->www, "style.css", "a{}");
+    th_write_file(e->www, "index.html", "<p>");
+    th_write_file(e->frags, "intro.html", "<p>");
 
     e->hub = sse_hub_create(60000, 0);
     assert_non_null(e->hub);
@@ -280,51 +275,52 @@ static void test_edits_reach_the_stream(void **state)
                             0, NULL, NULL, handler, e, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
                             MHD_OPTION_END);
     assert_non_null(e->d);
-    const struct livereload_route r[] = {
-        {"/", e->www, false},
-        {"/fragments/", e->frags, true},
+    struct route r[] = {
+        {.prefix = "/", .dir = e->www},
+        {.prefix = "/fragments/", .dir = e->frags, .is_fragments = true},
     };
-    e->lr = livereload_create(r, 2, e->hub, on_invalidate, on_invalidate_all, e);
+    const struct routes rs = {.items = r, .count = 2, .root = e->root};
+    e->lr = livereload_create(&rs, NULL, e->hub, on_invalidate, on_invalidate_all, e);
     assert_non_null(e->lr);
     assert_int_equal(livereload_watch_count(e->lr), 2);
 
     uint16_t port = MHD_get_daemon_info(e->d, MHD_DAEMON_INFO_BIND_PORT)->port;
-    struct stream s = {.fd = socket(AF_INET, SOCK_STREAM, 0)};
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(s.fd, (struct sockaddr *)&a, sizeof a), 0);
-    const char req[] = "GET /__folio/events HTTP/1.1\r\nHost: t\r\n\r\n";
-    assert_int_equal(write(s.fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
-    assert_true(read_until(&s, "event: hello", 2000));
+    struct th_stream s = {.fd = th_open_get(port, "/__folio/events", 0)};
+    assert_true(th_read_until(&s, "event: hello", 2000));
 
     char abs[200];
     /* A stylesheet edit: invalidated, then a css event. */
-    put(e->www, "style.css", "b{}");
-    assert_true(read_until(&s, "event: css\ndata: /style.css\n\n", 3000));
+    th_write_file(e->www, "style.css", "b{}");
+    assert_true(th_read_until(&s, "event: css\ndata: /style.css\n\n", 3000));
     snprintf(abs, sizeof abs, "%s/style.css", e->www);
     assert_true(was_invalidated(e, abs));
 
     /* An atomic save (temp file renamed over it) is the same single event. */
     s.len = 0;
-    put(e->www, "sedX1y2Z3", "c{}");
+    th_write_file(e->www, "sedX1y2Z3", "c{}");
     char from[200];
     snprintf(from, sizeof from, "%s/sedX1y2Z3", e->www);
     assert_int_equal(rename(from, abs), 0);
-    assert_true(read_until(&s, "event: css\ndata: /style.css\n\n", 3000));
+    assert_true(th_read_until(&s, "event: css\ndata: /style.css\n\n", 3000));
     assert_null(strstr(s.buf, "sedX1y2Z3"));
     assert_null(strstr(s.buf, "event: reload"));
 
     /* A fragment edit. */
     s.len = 0;
-    put(e->frags, "intro.html", "<p>new");
-    assert_true(read_until(&s, "event: fragment\ndata: intro\n\n", 3000));
+    th_write_file(e->frags, "intro.html", "<p>new");
+    assert_true(th_read_until(&s, "event: fragment\ndata: intro\n\n", 3000));
     snprintf(abs, sizeof abs, "%s/intro.html", e->frags);
     assert_true(was_invalidated(e, abs));
 
-    /* The page itself: a reload. */
+    /* The page itself: a page event (the client patches it in place). */
     s.len = 0;
-    put(e->www, "index.html", "<p>new");
-    assert_true(read_until(&s, "event: reload\ndata: /index.html\n\n", 3000));
+    th_write_file(e->www, "index.html", "<p>new");
+    assert_true(th_read_until(&s, "event: page\ndata: /index.html\n\n", 3000));
+
+    /* A script: a reload. */
+    s.len = 0;
+    th_write_file(e->www, "app.js", "1");
+    assert_true(th_read_until(&s, "event: reload\ndata: /app.js\n\n", 3000));
 
     livereload_destroy(e->lr);
     livereload_destroy(NULL);
@@ -333,9 +329,7 @@ static void test_edits_reach_the_stream(void **state)
     sse_hub_destroy(e->hub);
     close(s.fd);
     assert_int_equal(e->all, 0);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", e->root);
-    assert_int_equal(system(cmd), 0);
+    th_remove_tree(e->root);
     pthread_mutex_destroy(&e->mu);
     free(e);
 }

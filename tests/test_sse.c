@@ -1,26 +1,20 @@
 /* Tests for sse.c: the framing table, then a real MHD daemon on port 0
  * (thread pool, epoll, suspend/resume, as the server runs it) spoken to
  * over real sockets. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "cmocka_prelude.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "sse.h"
+#include "sse_internal.h"
+#include "test_helpers.h"
 
 /* ---- framing ---- */
 
@@ -132,83 +126,14 @@ static int teardown(void **state)
     return 0;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int dial(uint16_t port, int rcvbuf)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    if (rcvbuf > 0) {
-        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
-    }
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
-}
-
-static int open_get(uint16_t port, const char *path, int rcvbuf)
-{
-    int fd = dial(port, rcvbuf);
-    char req[256];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\r\n", path);
-    assert_int_equal(write(fd, req, (size_t)n), n);
-    return fd;
-}
-
-/* A growing receive buffer per socket. */
-struct stream {
-    int fd;
-    char buf[16384];
-    size_t len;
-    bool eof;
-};
-
-/* Reads until @needle is in the buffer, EOF, or @ms pass. */
-static bool read_until(struct stream *s, const char *needle, int ms)
-{
-    int64_t end = now_ms() + ms;
-    for (;;) {
-        s->buf[s->len] = '\0';
-        if (needle != NULL && strstr(s->buf, needle) != NULL) {
-            return true;
-        }
-        int left = (int)(end - now_ms());
-        if (s->eof || left <= 0) {
-            return false;
-        }
-        struct pollfd p = {.fd = s->fd, .events = POLLIN};
-        if (poll(&p, 1, left) <= 0) {
-            continue;
-        }
-        ssize_t n = read(s->fd, s->buf + s->len, sizeof s->buf - 1 - s->len);
-        if (n <= 0) {
-            s->eof = true;
-        } else {
-            s->len += (size_t)n;
-        }
-    }
-}
-
 /* Reads fd until *seen, the 'x' bytes it delivered so far, reaches want, or
  * two seconds pass: the live client keeps pace with every broadcast. */
 static bool read_xs(int fd, size_t *seen, size_t want)
 {
     char scratch[65536];
-    int64_t end = now_ms() + 2000;
+    int64_t end = th_now_ms() + 2000;
     while (*seen < want) {
-        int left = (int)(end - now_ms());
+        int left = (int)(end - th_now_ms());
         struct pollfd p = {.fd = fd, .events = POLLIN};
         if (left <= 0 || poll(&p, 1, left) <= 0) {
             return false;
@@ -224,34 +149,37 @@ static bool read_xs(int fd, size_t *seen, size_t want)
     return true;
 }
 
-static size_t count_of(const char *hay, const char *needle)
+/* Waits until @count(hub) is @want, or @ms pass. */
+static bool wait_for(size_t (*count)(struct sse_hub *), struct sse_hub *hub, size_t want, int ms)
 {
-    size_t n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) {
-        n++;
+    int64_t end = th_now_ms() + ms;
+    while (count(hub) != want) {
+        if (th_now_ms() > end) {
+            return false;
+        }
+        th_sleep_ms(5);
     }
-    return n;
+    return true;
 }
 
 static bool wait_count(struct sse_hub *hub, size_t want, int ms)
 {
-    int64_t end = now_ms() + ms;
-    while (sse_hub_client_count(hub) != want) {
-        if (now_ms() > end) {
-            return false;
-        }
-        sleep_ms(5);
-    }
-    return true;
+    return wait_for(sse_hub_client_count, hub, want, ms);
+}
+
+/* Every one of @want streams has sent what it had and is parked. */
+static bool wait_parked(struct sse_hub *hub, size_t want, int ms)
+{
+    return wait_for(sse_hub_parked_count, hub, want, ms);
 }
 
 static void test_headers_and_hello(void **state)
 {
     struct fixture *f = *state;
-    struct stream s = {.fd = open_get(f->port, "/events", 0)};
+    struct th_stream s = {.fd = th_open_get(f->port, "/events", 0)};
     char hello[128];
     snprintf(hello, sizeof hello, "event: hello\ndata: %s\n\n", sse_hub_instance(f->hub));
-    assert_true(read_until(&s, hello, 2000));
+    assert_true(th_read_until(&s, hello, 2000));
     assert_non_null(strstr(s.buf, "HTTP/1.1 200"));
     assert_non_null(strstr(s.buf, "Content-Type: text/event-stream\r\n"));
     assert_non_null(strstr(s.buf, "Cache-Control: no-cache, no-transform\r\n"));
@@ -267,24 +195,25 @@ static void test_headers_and_hello(void **state)
 static void test_one_broadcast_one_frame(void **state)
 {
     struct fixture *f = *state;
-    struct stream s[3];
+    struct th_stream s[3];
     for (int i = 0; i < 3; i++) {
-        s[i] = (struct stream){.fd = open_get(f->port, "/events", 0)};
-        assert_true(read_until(&s[i], "event: hello", 2000));
+        s[i] = (struct th_stream){.fd = th_open_get(f->port, "/events", 0)};
+        assert_true(th_read_until(&s[i], "event: hello", 2000));
     }
     assert_true(wait_count(f->hub, 3, 1000));
-    sleep_ms(50); /* let every reader park its connection */
+    /* Parked, so the broadcast must resume each of them. */
+    assert_true(wait_parked(f->hub, 3, 2000));
     assert_true(sse_hub_broadcast(f->hub, "css", "/style.css"));
     for (int i = 0; i < 3; i++) {
-        assert_true(read_until(&s[i], "event: css\ndata: /style.css\n\n", 2000));
+        assert_true(th_read_until(&s[i], "event: css\ndata: /style.css\n\n", 2000));
     }
     /* Nothing more arrives: exactly one frame per broadcast. */
     for (int i = 0; i < 3; i++) {
-        read_until(&s[i], "never", 150);
-        assert_int_equal(count_of(s[i].buf, "event: css"), 1);
+        th_read_until(&s[i], "never", 150);
+        assert_int_equal(th_count_of(s[i].buf, "event: css"), 1);
     }
     assert_true(sse_hub_broadcast(f->hub, "reload", "a\nb"));
-    assert_true(read_until(&s[0], "event: reload\ndata: a\ndata: b\n\n", 2000));
+    assert_true(th_read_until(&s[0], "event: reload\ndata: a\ndata: b\n\n", 2000));
     assert_false(sse_hub_broadcast(f->hub, "reload", ""));
     assert_false(sse_hub_broadcast(f->hub, "bad\nname", "x"));
     for (int i = 0; i < 3; i++) {
@@ -297,12 +226,12 @@ static void test_one_broadcast_one_frame(void **state)
 static void test_many_streams_do_not_block(void **state)
 {
     struct fixture *f = *state;
-    static struct stream s[MANY];
+    static struct th_stream s[MANY];
     for (int i = 0; i < MANY; i++) {
-        s[i] = (struct stream){.fd = open_get(f->port, "/events", 0)};
+        s[i] = (struct th_stream){.fd = th_open_get(f->port, "/events", 0)};
     }
     for (int i = 0; i < MANY; i++) {
-        assert_true(read_until(&s[i], "event: hello", 3000));
+        assert_true(th_read_until(&s[i], "event: hello", 3000));
     }
     assert_true(wait_count(f->hub, MANY, 2000));
 
@@ -310,7 +239,7 @@ static void test_many_streams_do_not_block(void **state)
      * no CPU while they sit there. */
     struct rusage a, b;
     getrusage(RUSAGE_SELF, &a);
-    sleep_ms(500);
+    th_sleep_ms(500);
     getrusage(RUSAGE_SELF, &b);
     long cpu_us = (b.ru_utime.tv_sec - a.ru_utime.tv_sec) * 1000000L +
                   (b.ru_utime.tv_usec - a.ru_utime.tv_usec) +
@@ -320,8 +249,8 @@ static void test_many_streams_do_not_block(void **state)
 
     /* A normal request on the same 3-thread daemon is answered at once. */
     for (int k = 0; k < 5; k++) {
-        struct stream p = {.fd = open_get(f->port, "/page", 0)};
-        assert_true(read_until(&p, "plain", 2000));
+        struct th_stream p = {.fd = th_open_get(f->port, "/page", 0)};
+        assert_true(th_read_until(&p, "plain", 2000));
         assert_non_null(strstr(p.buf, "HTTP/1.1 200"));
         close(p.fd);
     }
@@ -329,7 +258,7 @@ static void test_many_streams_do_not_block(void **state)
     /* And one broadcast reaches every stream. */
     assert_true(sse_hub_broadcast(f->hub, "fragment", "intro"));
     for (int i = 0; i < MANY; i++) {
-        assert_true(read_until(&s[i], "event: fragment\ndata: intro\n\n", 3000));
+        assert_true(th_read_until(&s[i], "event: fragment\ndata: intro\n\n", 3000));
     }
     for (int i = 0; i < MANY; i++) {
         close(s[i].fd);
@@ -339,11 +268,11 @@ static void test_many_streams_do_not_block(void **state)
 static void test_disconnect_is_cleaned(void **state)
 {
     struct fixture *f = *state; /* 50 ms heartbeat */
-    struct stream s = {.fd = open_get(f->port, "/events", 0)};
-    assert_true(read_until(&s, "event: hello", 2000));
-    assert_true(read_until(&s, ": ping\n\n", 2000));
-    struct stream t = {.fd = open_get(f->port, "/events", 0)};
-    assert_true(read_until(&t, "event: hello", 2000));
+    struct th_stream s = {.fd = th_open_get(f->port, "/events", 0)};
+    assert_true(th_read_until(&s, "event: hello", 2000));
+    assert_true(th_read_until(&s, ": ping\n\n", 2000));
+    struct th_stream t = {.fd = th_open_get(f->port, "/events", 0)};
+    assert_true(th_read_until(&t, "event: hello", 2000));
     assert_true(wait_count(f->hub, 2, 1000));
     close(s.fd);
     /* The heartbeat's write fails on the dead peer; MHD closes it and the
@@ -351,7 +280,7 @@ static void test_disconnect_is_cleaned(void **state)
     assert_true(wait_count(f->hub, 1, 3000));
     /* The live one still streams. */
     t.len = 0;
-    assert_true(read_until(&t, ": ping\n\n", 2000));
+    assert_true(th_read_until(&t, ": ping\n\n", 2000));
     close(t.fd);
     assert_true(wait_count(f->hub, 0, 3000));
 }
@@ -360,9 +289,9 @@ static void test_slow_reader_is_dropped(void **state)
 {
     struct fixture *f = *state;
     /* A client that never reads, with a tiny receive buffer. */
-    int fd = open_get(f->port, "/events", 2048);
-    struct stream live = {.fd = open_get(f->port, "/events", 0)};
-    assert_true(read_until(&live, "event: hello", 2000));
+    int fd = th_open_get(f->port, "/events", 2048);
+    struct th_stream live = {.fd = th_open_get(f->port, "/events", 0)};
+    assert_true(th_read_until(&live, "event: hello", 2000));
     assert_true(wait_count(f->hub, 2, 2000));
     static char big[4096];
     memset(big, 'x', sizeof big - 1);
@@ -382,32 +311,53 @@ static void test_slow_reader_is_dropped(void **state)
 static void test_close_ends_streams(void **state)
 {
     struct fixture *f = *state;
-    struct stream s[2];
+    struct th_stream s[2];
     for (int i = 0; i < 2; i++) {
-        s[i] = (struct stream){.fd = open_get(f->port, "/events", 0)};
-        assert_true(read_until(&s[i], "event: hello", 2000));
+        s[i] = (struct th_stream){.fd = th_open_get(f->port, "/events", 0)};
+        assert_true(th_read_until(&s[i], "event: hello", 2000));
     }
     assert_true(wait_count(f->hub, 2, 1000));
-    sleep_ms(50);
+    assert_true(wait_parked(f->hub, 2, 2000));
     assert_true(sse_hub_broadcast(f->hub, "css", "/last.css"));
     assert_true(sse_hub_close(f->hub, 2000));
     assert_int_equal(sse_hub_client_count(f->hub), 0);
     for (int i = 0; i < 2; i++) {
         /* What was queued is still delivered, then the chunked terminator. */
-        assert_true(read_until(&s[i], "0\r\n\r\n", 2000));
+        assert_true(th_read_until(&s[i], "0\r\n\r\n", 2000));
         assert_non_null(strstr(s[i].buf, "data: /last.css"));
         close(s[i].fd);
     }
     /* Closed: no new streams, a clear status instead. */
-    struct stream late = {.fd = open_get(f->port, "/events", 0)};
-    assert_true(read_until(&late, "closed", 2000));
+    struct th_stream late = {.fd = th_open_get(f->port, "/events", 0)};
+    assert_true(th_read_until(&late, "closed", 2000));
     assert_non_null(strstr(late.buf, "HTTP/1.1 503"));
     close(late.fd);
     assert_true(sse_hub_close(f->hub, 10)); /* idempotent */
 }
 
-/* The owner may go first: the hub lives until the last response is freed. */
-static void test_destroy_order(void **state)
+/* A closed tab leaves the count within about a second, although the next
+ * heartbeat is a minute away: the parked socket's hang-up is seen. */
+static void test_closed_peer_is_dropped_between_heartbeats(void **state)
+{
+    struct fixture *f = *state; /* 60 s heartbeat */
+    struct th_stream s = {.fd = th_open_get(f->port, "/events", 0)};
+    struct th_stream t = {.fd = th_open_get(f->port, "/events", 0)};
+    assert_true(th_read_until(&s, "event: hello", 2000));
+    assert_true(th_read_until(&t, "event: hello", 2000));
+    assert_true(wait_parked(f->hub, 2, 2000));
+    close(s.fd);
+    int64_t t0 = th_now_ms();
+    assert_true(wait_count(f->hub, 1, (int)SSE_PEER_CHECK_MS * 3));
+    assert_true(th_now_ms() - t0 < (int64_t)SSE_PEER_CHECK_MS * 3);
+    /* The open one was left alone and still gets events. */
+    assert_true(sse_hub_broadcast(f->hub, "css", "/after.css"));
+    assert_true(th_read_until(&t, "data: /after.css", 2000));
+    close(t.fd);
+    assert_true(wait_count(f->hub, 0, (int)SSE_PEER_CHECK_MS * 3));
+}
+
+/* Without a daemon: a hub with no clients closes and goes. */
+static void test_destroy_without_clients(void **state)
 {
     (void)state;
     struct sse_hub *hub = sse_hub_create(0, 0);
@@ -419,17 +369,45 @@ static void test_destroy_order(void **state)
     sse_hub_destroy(NULL);
 }
 
+/* The owner may go first: with a client attached, the hub outlives
+ * sse_hub_destroy() until that client's response is freed (ASan and
+ * valgrind fail a use after free here). */
+static void test_destroy_order(void **state)
+{
+    struct fixture *f = *state;
+    struct th_stream s = {.fd = th_open_get(f->port, "/events", 0)};
+    assert_true(th_read_until(&s, "event: hello", 2000));
+    assert_true(wait_parked(f->hub, 1, 2000));
+    assert_true(sse_hub_broadcast(f->hub, "css", "/queued.css"));
+    sse_hub_close(f->hub, 0); /* ends the stream, does not wait for it */
+    sse_hub_destroy(f->hub);  /* the owner goes first */
+    /* The stream still ends cleanly, served from the hub its response keeps. */
+    assert_true(th_read_until(&s, "0\r\n\r\n", 2000));
+    assert_non_null(strstr(s.buf, "data: /queued.css"));
+    close(s.fd);
+    MHD_stop_daemon(f->d); /* frees the last response, and with it the hub */
+    free(f);
+    *state = NULL;
+}
+
+static int teardown_if_any(void **state)
+{
+    return *state == NULL ? 0 : teardown(state);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_format_table),
-        cmocka_unit_test(test_destroy_order),
+        cmocka_unit_test(test_destroy_without_clients),
+        cmocka_unit_test_setup_teardown(test_destroy_order, setup_slow, teardown_if_any),
         cmocka_unit_test_setup_teardown(test_headers_and_hello, setup_slow, teardown),
         cmocka_unit_test_setup_teardown(test_one_broadcast_one_frame, setup_slow, teardown),
         cmocka_unit_test_setup_teardown(test_many_streams_do_not_block, setup_slow, teardown),
         cmocka_unit_test_setup_teardown(test_disconnect_is_cleaned, setup_fast, teardown),
         cmocka_unit_test_setup_teardown(test_slow_reader_is_dropped, setup_slow, teardown),
         cmocka_unit_test_setup_teardown(test_close_ends_streams, setup_slow, teardown),
+        cmocka_unit_test_setup_teardown(test_closed_peer_is_dropped_between_heartbeats, setup_slow, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

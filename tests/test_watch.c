@@ -1,9 +1,6 @@
-/* Tests for watch.c against a real inotify in a temporary folder. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+/* Tests for watch.c (inotify) and watch_poll.c (the stat walk), against a
+ * real temporary folder: most tests run against both backends. */
+#include "cmocka_prelude.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,13 +12,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "watch.h"
+#include "routes.h"
+#include "test_helpers.h"
+#include "watch_internal.h"
+
 
 #define MAX_BATCHES 64
 #define MAX_CHANGES 64
 
 /* What the callback saw, copied out of the watcher thread. */
 struct seen_batch {
+    int64_t at_ms; /* when the callback ran */
     bool overflow;
     size_t n;
     int ids[MAX_CHANGES];
@@ -38,6 +39,7 @@ struct recorder {
 struct fixture {
     char root[64];
     char root2[64];
+    struct route roots[2]; /* borrowed by the watch: lives as long */
     struct recorder rec;
     struct watch *w;
 };
@@ -48,6 +50,7 @@ static void record(void *ctx, const struct watch_batch *b)
     pthread_mutex_lock(&r->mu);
     if (r->nbatches < MAX_BATCHES) {
         struct seen_batch *s = &r->batches[r->nbatches++];
+        s->at_ms = th_now_ms();
         s->overflow = b->overflow;
         s->n = 0;
         for (size_t i = 0; i < b->n && i < MAX_CHANGES; i++) {
@@ -85,6 +88,19 @@ static const struct seen_batch *next_batch(struct recorder *r, unsigned ms)
     return b;
 }
 
+/* Waits until the watch counts @want folders, or @ms pass. */
+static bool wait_count(const struct watch *w, size_t want, int ms)
+{
+    int64_t end = th_now_ms() + ms;
+    while (watch_count(w) != want) {
+        if (th_now_ms() > end) {
+            return false;
+        }
+        th_sleep_ms(5);
+    }
+    return true;
+}
+
 static bool batch_has(const struct seen_batch *b, int id, const char *path)
 {
     for (size_t i = 0; i < b->n; i++) {
@@ -95,35 +111,12 @@ static bool batch_has(const struct seen_batch *b, int id, const char *path)
     return false;
 }
 
-static void write_file(const char *dir, const char *rel, const char *text)
-{
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
 static void path_of(char *out, size_t size, const char *dir, const char *rel)
 {
     snprintf(out, size, "%s/%s", dir, rel);
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int setup(void **state)
+static int setup_mode(void **state, enum watch_mode mode)
 {
     struct fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
@@ -139,24 +132,28 @@ static int setup(void **state)
     assert_int_equal(mkdir(p, 0755), 0);
     path_of(p, sizeof p, f->root, ".git");
     assert_int_equal(mkdir(p, 0755), 0);
-    write_file(f->root, "style.css", "a{}");
-    write_file(f->root, "sub/page.html", "<p>");
-    const struct watch_dir dirs[] = {{f->root, 7}, {f->root2, 9}};
+    th_write_file(f->root, "style.css", "a{}");
+    th_write_file(f->root, "sub/page.html", "<p>");
+    f->roots[0] = (struct route){.prefix = "/", .dir = f->root};
+    f->roots[1] = (struct route){.prefix = "/b/", .dir = f->root2};
     /* A 100 ms window, not the 30 ms default: under valgrind the test's own
-     * burst of writes can take longer than 30 ms. */
-    f->w = watch_create(dirs, 2, 100, record, &f->rec);
+     * burst of writes can take longer than 30 ms. Polling looks every 50 ms. */
+    const struct watch_options opt = {.mode = mode, .debounce_ms = 100, .poll_interval_ms = 50};
+    f->w = watch_create(f->roots, 2, &opt, record, &f->rec);
     assert_non_null(f->w);
     *state = f;
     return 0;
 }
 
+static int setup(void **state) { return setup_mode(state, WATCH_INOTIFY); }
+static int setup_poll(void **state) { return setup_mode(state, WATCH_POLL); }
+
 static int teardown(void **state)
 {
     struct fixture *f = *state;
     watch_destroy(f->w);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", f->root, f->root2);
-    assert_int_equal(system(cmd), 0);
+    th_remove_tree(f->root);
+    th_remove_tree(f->root2);
     pthread_mutex_destroy(&f->rec.mu);
     pthread_cond_destroy(&f->rec.cv);
     free(f);
@@ -201,16 +198,16 @@ static void test_write_is_one_batch(void **state)
 {
     struct fixture *f = *state;
     /* Several writes in a burst: one callback, one deduplicated change. */
-    int64_t start = now_ms();
+    int64_t start = th_now_ms();
     for (int i = 0; i < 5; i++) {
-        write_file(f->root, "style.css", "b{}");
+        th_write_file(f->root, "style.css", "b{}");
     }
-    int64_t burst = now_ms() - start;
+    int64_t burst = th_now_ms() - start;
     const struct seen_batch *b = next_batch(&f->rec, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
-    assert_true(batch_has(b, 7, "style.css"));
+    assert_true(batch_has(b, 0, "style.css"));
     if (burst < 50) {
         assert_null(next_batch(&f->rec, 150));
     } else {
@@ -218,21 +215,21 @@ static void test_write_is_one_batch(void **state)
          * the window: a second batch is right then, but still only this file. */
         while ((b = next_batch(&f->rec, 150)) != NULL) {
             assert_int_equal(b->n, 1);
-            assert_true(batch_has(b, 7, "style.css"));
+            assert_true(batch_has(b, 0, "style.css"));
         }
     }
 
-    write_file(f->root, "sub/page.html", "<p>x");
+    th_write_file(f->root, "sub/page.html", "<p>x");
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
-    assert_true(batch_has(b, 7, "sub/page.html"));
+    assert_true(batch_has(b, 0, "sub/page.html"));
 
-    write_file(f->root2, "x.js", "1");
+    th_write_file(f->root2, "x.js", "1");
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
-    assert_true(batch_has(b, 9, "x.js"));
+    assert_true(batch_has(b, 1, "x.js"));
 }
 
 static void test_atomic_saves(void **state)
@@ -240,37 +237,37 @@ static void test_atomic_saves(void **state)
     struct fixture *f = *state;
     char from[256], to[256];
     /* sed -i: a temp file with an ordinary name, renamed over the target. */
-    write_file(f->root, "sedAb12Cd", "c{}");
+    th_write_file(f->root, "sedAb12Cd", "c{}");
     path_of(from, sizeof from, f->root, "sedAb12Cd");
     path_of(to, sizeof to, f->root, "style.css");
     assert_int_equal(rename(from, to), 0);
     const struct seen_batch *b = next_batch(&f->rec, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
-    assert_true(batch_has(b, 7, "style.css"));
+    assert_true(batch_has(b, 0, "style.css"));
 
     /* vim (backupcopy=no): probe 4913, move the original to a backup,
      * write anew, delete the backup; swap files all along. */
-    write_file(f->root, ".style.css.swp", "swap");
-    write_file(f->root, "4913", "");
+    th_write_file(f->root, ".style.css.swp", "swap");
+    th_write_file(f->root, "4913", "");
     path_of(from, sizeof from, f->root, "4913");
     assert_int_equal(unlink(from), 0);
     path_of(from, sizeof from, f->root, "style.css");
     path_of(to, sizeof to, f->root, "style.css~");
     assert_int_equal(rename(from, to), 0);
-    write_file(f->root, "style.css", "d{}");
+    th_write_file(f->root, "style.css", "d{}");
     assert_int_equal(unlink(to), 0);
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
-    assert_true(batch_has(b, 7, "style.css"));
+    assert_true(batch_has(b, 0, "style.css"));
 
     /* Only scratch files: no callback at all. */
-    write_file(f->root, "x.swp", "1");
-    write_file(f->root, "notes~", "1");
-    write_file(f->root, ".#style.css", "1");
-    write_file(f->root, "#style.css#", "1");
-    write_file(f->root, "sub/.hidden", "1");
+    th_write_file(f->root, "x.swp", "1");
+    th_write_file(f->root, "notes~", "1");
+    th_write_file(f->root, ".#style.css", "1");
+    th_write_file(f->root, "#style.css#", "1");
+    th_write_file(f->root, "sub/.hidden", "1");
     assert_null(next_batch(&f->rec, 200));
 }
 
@@ -283,13 +280,13 @@ static void test_delete_and_create(void **state)
     const struct seen_batch *b = next_batch(&f->rec, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
-    assert_true(batch_has(b, 7, "sub/page.html"));
+    assert_true(batch_has(b, 0, "sub/page.html"));
 
-    write_file(f->root, "new.html", "n");
+    th_write_file(f->root, "new.html", "n");
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
-    assert_true(batch_has(b, 7, "new.html"));
+    assert_true(batch_has(b, 0, "new.html"));
 }
 
 static void test_new_folders(void **state)
@@ -302,37 +299,37 @@ static void test_new_folders(void **state)
     assert_int_equal(mkdir(p, 0755), 0);
     path_of(p, sizeof p, f->root, "a/b");
     assert_int_equal(mkdir(p, 0755), 0);
-    write_file(f->root, "a/b/c.css", "c");
+    th_write_file(f->root, "a/b/c.css", "c");
     const struct seen_batch *b = next_batch(&f->rec, 2000);
     assert_non_null(b);
-    assert_true(batch_has(b, 7, "a/b/c.css"));
+    assert_true(batch_has(b, 0, "a/b/c.css"));
     assert_int_equal(watch_count(f->w), 5);
 
     /* The new folders are watched: a later write there is seen. */
-    write_file(f->root, "a/b/d.css", "d");
+    th_write_file(f->root, "a/b/d.css", "d");
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
-    assert_true(batch_has(b, 7, "a/b/d.css"));
+    assert_true(batch_has(b, 0, "a/b/d.css"));
 
     /* A folder moved in from outside, with content. */
     char outside[64] = "/tmp/folio-watch-out-XXXXXX";
     assert_non_null(mkdtemp(outside));
-    write_file(outside, "moved.html", "m");
+    th_write_file(outside, "moved.html", "m");
     path_of(p, sizeof p, f->root, "in");
     assert_int_equal(rename(outside, p), 0);
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
-    assert_true(batch_has(b, 7, "in/moved.html"));
+    assert_true(batch_has(b, 0, "in/moved.html"));
     assert_int_equal(watch_count(f->w), 6);
 
     /* Moved out again: reported, and no longer watched. */
     assert_int_equal(rename(p, outside), 0);
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
-    assert_true(batch_has(b, 7, "in"));
+    assert_true(batch_has(b, 0, "in"));
     assert_int_equal(watch_count(f->w), 5);
-    write_file(outside, "moved.html", "again");
+    th_write_file(outside, "moved.html", "again");
     assert_null(next_batch(&f->rec, 200));
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", outside);
@@ -343,25 +340,38 @@ static void test_new_folders(void **state)
     assert_int_equal(system(cmd), 0);
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
-    assert_true(batch_has(b, 7, "a"));
-    sleep_ms(50);
-    assert_int_equal(watch_count(f->w), 3);
+    assert_true(batch_has(b, 0, "a"));
+    assert_true(wait_count(f->w, 3, 2000));
 }
 
 static void test_max_wait(void **state)
 {
     struct fixture *f = *state;
-    /* Writes every 10 ms never leave a 100 ms gap, yet batches must flush
-     * (cap: 8 x 100 ms = 800 ms) while the stream goes on. */
+    /* Writes every 10 ms for 1.3 s never leave a 100 ms gap, yet the window
+     * is capped at 8 x 100 ms: a batch must come while the writes go on,
+     * and each batch is exactly that one file. */
+    int64_t first = th_now_ms(), last = first;
     for (int i = 0; i < 130; i++) {
-        write_file(f->root, "style.css", "s");
-        sleep_ms(10);
+        th_write_file(f->root, "style.css", "s");
+        last = th_now_ms();
+        th_sleep_ms(10);
     }
-    sleep_ms(300); /* the last batch, after the stream: two mean one came mid-stream */
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    if (b->at_ms >= last) {
+        fail_msg("the first batch came %lld ms after the first write, after the last one (%lld ms)",
+                 (long long)(b->at_ms - first), (long long)(last - first));
+    }
+    do {
+        assert_false(b->overflow);
+        assert_int_equal(b->n, 1);
+        assert_true(batch_has(b, 0, "style.css"));
+    } while ((b = next_batch(&f->rec, 400)) != NULL);
+    /* And the stream's tail was flushed after it ended. */
     pthread_mutex_lock(&f->rec.mu);
-    size_t n = f->rec.nbatches;
+    int64_t tail = f->rec.batches[f->rec.nbatches - 1].at_ms;
     pthread_mutex_unlock(&f->rec.mu);
-    assert_true(n >= 2);
+    assert_true(tail >= last);
 }
 
 static void test_slow_write_is_one_change(void **state)
@@ -375,13 +385,13 @@ static void test_slow_write_is_one_change(void **state)
     assert_true(fd >= 0);
     for (int i = 0; i < 16; i++) {
         assert_int_equal(write(fd, "p{}\n", 4), 4);
-        sleep_ms(60);
+        th_sleep_ms(60);
     }
     assert_null(next_batch(&f->rec, 1));
     assert_int_equal(close(fd), 0);
     const struct seen_batch *b = next_batch(&f->rec, 2000);
     assert_non_null(b);
-    assert_true(batch_has(b, 7, "big.css"));
+    assert_true(batch_has(b, 0, "big.css"));
     assert_null(next_batch(&f->rec, 300));
 }
 
@@ -396,25 +406,74 @@ static void test_root_removed_overflows(void **state)
     assert_true(b->overflow);
     /* Re-created: watched again after the next flush. */
     assert_int_equal(mkdir(f->root2, 0755), 0);
-    write_file(f->root, "style.css", "t"); /* triggers a flush */
+    th_write_file(f->root, "style.css", "t"); /* triggers a flush */
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
-    write_file(f->root2, "back.css", "b");
+    th_write_file(f->root2, "back.css", "b");
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
-    assert_true(batch_has(b, 9, "back.css"));
+    assert_true(batch_has(b, 1, "back.css"));
+}
+
+static void test_poll_root_removed(void **state)
+{
+    struct fixture *f = *state;
+    th_remove_tree(f->root2);
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(b->overflow);
+    /* Back again: an overflow too (its files may all be new), then it is
+     * walked as before. */
+    assert_int_equal(mkdir(f->root2, 0755), 0);
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(b->overflow);
+    th_write_file(f->root2, "back.css", "b");
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 1, "back.css"));
+}
+
+static void test_poll_touch_and_new_file_in_new_folder(void **state)
+{
+    struct fixture *f = *state;
+    char p[256];
+    /* touch: only the times change (an author forcing a reload). */
+    path_of(p, sizeof p, f->root, "style.css");
+    struct timespec times[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+    assert_int_equal(utimensat(AT_FDCWD, p, times, 0), 0);
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 0, "style.css"));
+    /* A new folder: it and its file, in one batch. */
+    path_of(p, sizeof p, f->root, "new");
+    assert_int_equal(mkdir(p, 0755), 0);
+    th_write_file(f->root, "new/x.css", "x");
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(batch_has(b, 0, "new/x.css"));
+    assert_true(batch_has(b, 0, "new"));
+    assert_int_equal(b->n, 2);
+    assert_null(next_batch(&f->rec, 200));
 }
 
 static void test_create_errors(void **state)
 {
     (void)state;
     struct recorder r = {0};
-    const struct watch_dir missing[] = {{"/nonexistent/folio/dir", 1}};
-    /* A missing root is reported and skipped, not fatal. */
-    struct watch *w = watch_create(missing, 1, 0, record, &r);
-    assert_non_null(w);
-    assert_int_equal(watch_count(w), 0);
-    watch_destroy(w);
+    const struct route missing[] = {{.prefix = "/", .dir = "/nonexistent/folio/dir"}};
+    /* A missing root is reported and skipped, not fatal, in either mode. */
+    const enum watch_mode modes[] = {WATCH_AUTO, WATCH_INOTIFY, WATCH_POLL};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        const struct watch_options opt = {.mode = modes[i]};
+        struct watch *w = watch_create(missing, 1, &opt, record, &r);
+        assert_non_null(w);
+        assert_int_equal(watch_count(w), 0);
+        watch_destroy(w);
+    }
     watch_destroy(NULL);
 }
 
@@ -431,6 +490,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_max_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_write_is_one_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_root_removed_overflows, setup, teardown),
+        /* The same events from the stat walk. */
+        cmocka_unit_test_setup_teardown(test_count, setup_poll, teardown),
+        cmocka_unit_test_setup_teardown(test_write_is_one_batch, setup_poll, teardown),
+        cmocka_unit_test_setup_teardown(test_atomic_saves, setup_poll, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_and_create, setup_poll, teardown),
+        cmocka_unit_test_setup_teardown(test_new_folders, setup_poll, teardown),
+        cmocka_unit_test_setup_teardown(test_max_wait, setup_poll, teardown),
+        cmocka_unit_test_setup_teardown(test_poll_root_removed, setup_poll, teardown),
+        cmocka_unit_test_setup_teardown(test_poll_touch_and_new_file_in_new_folder, setup_poll, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

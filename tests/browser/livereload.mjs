@@ -162,12 +162,12 @@ async function openPage() {
   await waitFor(pg, () => document.querySelectorAll('[data-fragment-state=loaded]').length === 2, null,
     'both fragments to load');
   // The client is connected once the browser's stream said hello; wait for the server to count it.
-  await waitFor(pg, () => window.__folioReload === true, null, 'the live reload client to start');
+  await waitFor(pg, () => !!window.__folioReload, null, 'the live reload client to start');
   const t0 = Date.now();
   for (;;) {
     const h = await (await fetch(folio.url + '__folio/health')).json();
-    if (h.event_streams >= 2) break;   // node's ears + the page
-    assert(Date.now() - t0 < STEP_MS, `the page never opened its event stream (streams: ${h.event_streams})`);
+    if (h.event_stream_connections >= 2) break;   // node's ears + the page
+    assert(Date.now() - t0 < STEP_MS, `the page never opened its event stream (streams: ${h.event_stream_connections})`);
     await sleep(20);
   }
   await pg.evaluate(() => { window.__marker = 'still here'; });
@@ -237,12 +237,12 @@ step('(b) without the loader API the client re-injects the fragment itself, in a
   try {
     await pg2.goto(folio.url + 'bare.html', { waitUntil: 'load', timeout: STEP_MS * 2 });
     await waitFor(pg2, () => document.querySelectorAll('[data-fragment-state=loaded]').length === 2 &&
-      !window.folioFragments && window.__folioReload === true, null, 'the bare page to load');
+      !window.folioFragments && !!window.__folioReload, null, 'the bare page to load');
     // Tabs of one server share one stream (a Web Lock elects who streams):
     // the node listener and the first tab's stream, no third.
     await sleep(300);
     const h = await (await fetch(folio.url + '__folio/health')).json();
-    assert(h.event_streams === 2, `two tabs should share one stream, the server counts ${h.event_streams - 1}`);
+    assert(h.event_stream_connections === 2, `two tabs should share one stream, the server counts ${h.event_stream_connections - 1}`);
     await pg2.evaluate(() => { window.__marker = 'still here'; });
     const before = loads;
     fs.writeFileSync(file('fragments/chart.html'), fragment('chart', 2));
@@ -281,7 +281,7 @@ step('(h) eight more tabs (past HTTP/1.1\'s six connections an origin) all follo
     }
     await notNavigated(before);
     const h = await (await fetch(folio.url + '__folio/health')).json();
-    assert(h.event_streams === 2, `nine tabs should share one stream, the server counts ${h.event_streams - 1}`);
+    assert(h.event_stream_connections === 2, `nine tabs should share one stream, the server counts ${h.event_stream_connections - 1}`);
   } finally {
     for (const t of tabs) await t.close();
   }
@@ -338,14 +338,25 @@ step('(g) nothing is injected into fragments; one client per page', async () => 
   assert(r.inDom === 1 && r.inFragments === 0, `client scripts in DOM: ${r.inDom}, in fragments: ${r.inFragments}`);
 });
 
-step('(c) editing www/index.html reloads the page', async () => {
+step('(c) editing www/index.html patches the page in place (title and heading), no reload', async () => {
   const before = loads;
   fs.writeFileSync(file('www/index.html'), page('Fixture two'));
-  await waitFor(pg, () => document.title === 'Fixture two' && window.__marker === undefined, null,
-    'the page to reload with the new title');
+  await waitFor(pg, () => document.title === 'Fixture two' &&
+    document.getElementById('title').textContent === 'Fixture two', null, 'the new title in place');
+  await notNavigated(before);
+  const runs = await pg.evaluate(() => window.runs);
+  assert(runs.note >= 1 && runs.chart >= 1, 'fragments lost');
+});
+
+step('(c) a script added to www/index.html reloads the page once', async () => {
+  const before = loads;
+  fs.writeFileSync(file('www/index.html'), page('Fixture three').replace('</head>', '<script>window.added = 1;</script>\n</head>'));
+  await waitFor(pg, () => document.title === 'Fixture three' && window.__marker === undefined && window.added === 1, null,
+    'the page to reload with the new script');
   await waitFor(pg, () => document.querySelectorAll('[data-fragment-state=loaded]').length === 2, null,
     'fragments after the reload');
-  await sleep(200);
+  await waitFor(pg, () => window.__folioReload.place === null || window.__folioReload.place === 'restored', null,
+    'the client to settle');
   assert(loads === before + 1, `expected one reload, saw ${loads - before}`);
   await pg.evaluate(() => { window.__marker = 'still here'; });
 });
@@ -355,7 +366,7 @@ step('(f) a restarted server makes the page reload once after reconnecting', asy
   const t0 = Date.now();
   for (;;) {
     const h = await (await fetch(folio.url + '__folio/health')).json();
-    if (h.event_streams >= 2) break;
+    if (h.event_stream_connections >= 2) break;
     assert(Date.now() - t0 < STEP_MS, 'the reloaded page never reconnected its stream');
     await sleep(20);
   }

@@ -201,12 +201,12 @@ try {
   // The live-reload client is connected through nginx: its stream said hello, folio counts it.
   let connected = true;
   try {
-    await pg.waitForFunction(() => window.__folioReload === true, null, { timeout: STEP_MS });
+    await pg.waitForFunction(() => !!window.__folioReload, null, { timeout: STEP_MS });
     const t0 = Date.now();
     for (;;) {
       const h = await (await fetch(`${base}__folio/health`)).json();
-      if (h.event_streams >= 1) break;
-      if (Date.now() - t0 > STEP_MS) throw new Error(`streams: ${h.event_streams}`);
+      if (h.event_stream_connections >= 1) break;
+      if (Date.now() - t0 > STEP_MS) throw new Error(`streams: ${h.event_stream_connections}`);
       await sleep(20);
     }
   } catch (e) { connected = false; console.log(`     ${e.message}`); }

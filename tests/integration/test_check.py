@@ -291,8 +291,8 @@ class Live(unittest.TestCase):
             good = f.read()
         lines = good.count("\n")
         self.edit("www/index.html", append='<img src="assets/img/typo.png" alt="">\n')
-        seen = self.events_until("reload")
-        self.assertEqual([k for k, _ in seen], ["check", "reload"])
+        seen = self.events_until("page")
+        self.assertEqual([k for k, _ in seen], ["check", "page"])
         data = json.loads(seen[0][1])
         self.assertEqual([(f["file"], f["url"]) for f in data["files"]], [("www/index.html", "/index.html")])
         (p,) = data["files"][0]["problems"]
@@ -308,18 +308,18 @@ class Live(unittest.TestCase):
         self.assertIn('url() "gone.png" not found', files[0]["problems"][0]["message"])
 
         self.edit("www/index.html", good)
-        seen = self.events_until("reload")
-        self.assertEqual([k for k, _ in seen], ["check", "reload"])
+        seen = self.events_until("page")
+        self.assertEqual([k for k, _ in seen], ["check", "page"])
         self.assertEqual(json.loads(seen[0][1]), {"files": [{"file": "www/index.html", "url": "/index.html", "problems": []}]})
 
         # Saved again, still clean: the browsers know, nothing is sent but the reload.
         self.edit("www/index.html", good)
-        self.assertEqual([k for k, _ in self.events_until("reload")], ["reload"])
+        self.assertEqual([k for k, _ in self.events_until("page")], ["page"])
 
     def test_a_deleted_image_is_reported_on_the_page(self):
         os.unlink(os.path.join(self.root, "assets/img/tile.png"))
-        seen = self.events_until("reload")
-        self.assertEqual([k for k, _ in seen], ["check", "reload"])
+        seen = self.events_until("image")
+        self.assertEqual([k for k, _ in seen], ["check", "image"])
         files = json.loads(seen[0][1])["files"]
         self.assertEqual([f["file"] for f in files], ["www/index.html"])
         self.assertTrue(all("tile.png" in p["message"] for p in files[0]["problems"]))

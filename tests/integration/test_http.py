@@ -399,7 +399,7 @@ class Health(ArticleTestCase):
         data = json.loads(r.body)
         self.assertEqual(data["status"], "ok")
         self.assertEqual(data["mode"], "preview")
-        self.assertGreater(data["files_watched"], 3)
+        self.assertGreater(data["folders_watched"], 3)
         self.assertIn("cache_bytes", data)
         self.assertEqual(self.server.get("/__folio/other").status, 404)
 

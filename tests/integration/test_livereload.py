@@ -56,7 +56,7 @@ def make_root(base):
 
 def stream_count(server):
     import json
-    return json.loads(server.get("/__folio/health").body)["event_streams"]
+    return json.loads(server.get("/__folio/health").body)["event_stream_connections"]
 
 
 def wait_streams(server, n, timeout=5.0, at_least=True):
@@ -153,7 +153,7 @@ class StreamTest(LiveReloadTestCase):
 
     def test_sed_in_place(self):
         subprocess.run(["sed", "-i", "s/colou*r/color/", self.path("www/page.html")], check=True)
-        self.exactly_one("reload", "/page.html")
+        self.exactly_one("page", "/page.html")
 
     def test_new_subfolder_with_a_file(self):
         os.makedirs(self.path("www/chapter"))
@@ -201,7 +201,7 @@ class StreamTest(LiveReloadTestCase):
 
     def test_touch(self):
         os.utime(self.path("www/page.html"))
-        self.exactly_one("reload", "/page.html")
+        self.exactly_one("page", "/page.html")
 
     def test_scratch_files_send_nothing(self):
         names = [".style.css.swp", ".style.css.swx", "style.css~", "4913", ".#style.css",
@@ -246,6 +246,11 @@ class StreamTest(LiveReloadTestCase):
                 os.utime(self.path(rel), ns=(ns, ns))
             ev = self.stream.next_event()
             self.assertIsNotNone(ev, "no event for round %d" % i)
+            # One event per kind of change (css, fragment, page): the page, written last,
+            # is the last of them.
+            while ev is not None and ev[0] != "page":
+                ev = self.stream.next_event()
+            self.assertIsNotNone(ev, "no page event for round %d" % i)
             # Fetch at once, as a browser does on the event.
             for body in self.fetch_both("/style.css"):
                 self.assertEqual(body, self.read("www/style.css"), "stale css in round %d" % i)
@@ -448,6 +453,40 @@ class WatchLimitTest(unittest.TestCase):
             warnings = [l for l in err.splitlines() if "max_user_watches" in l]
             self.assertEqual(len(warnings), 1, err)
             self.assertIn("sysctl fs.inotify.max_user_watches=", warnings[0])
+            # --watch auto (the default) says how to do without inotify.
+            self.assertIn("--watch poll", warnings[0])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_no_inotify_at_all_polls_instead(self):
+        # No inotify instance to be had (max_user_instances 0): --watch auto says so and
+        # polls, and an edit still reaches the stream.
+        tmp = tempfile.mkdtemp(prefix="folio-lr-")
+        try:
+            root = make_root(tmp)
+            lowered = 'echo 0 > /proc/sys/user/max_inotify_instances && exec "$0" "$@"'
+            proc = subprocess.Popen(
+                ["unshare", "--user", "--map-root-user", "sh", "-c", lowered, FOLIO,
+                 "--root", root, "--host", "127.0.0.1", "--port", "0", "--poll-interval", "100"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                line = proc.stdout.readline()
+                self.assertIn("http://127.0.0.1:", line, proc.stderr.read() if not line else "")
+                port = int(line.rsplit(":", 1)[1].strip("/\n"))
+                stream = EventStream(port)
+                try:
+                    self.assertEqual(stream.next_event()[0], "hello")
+                    write(os.path.join(root, "www/style.css"), css_body("polled"))
+                    ev = stream.next_event(EVENT_WAIT)
+                    self.assertIsNotNone(ev, "no event for an edit while polling")
+                    self.assertEqual(ev[:2], ("css", "/style.css"))
+                finally:
+                    stream.close()
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                _, err = proc.communicate(timeout=10)
+            self.assertEqual(proc.returncode, 0, err)
+            self.assertIn("watching by polling instead", err)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

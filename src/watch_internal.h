@@ -1,0 +1,111 @@
+/*
+ * watch_internal — what watch.c (the window, the batch, inotify) and
+ * watch_poll.c (the stat walk) share; not part of watch.h's interface.
+ * Unit tests include it for watch_ignored_name().
+ *
+ * All state except `count` belongs to the watcher thread once it runs
+ * (watch_create fills it before starting the thread), so there is no lock:
+ * the only cross-thread traffic is the stop eventfd and the atomic count.
+ */
+#ifndef FOLIO_WATCH_INTERNAL_H
+#define FOLIO_WATCH_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "watch.h"
+
+/* A batch bigger than this (a git checkout, an unpacked archive) is sent as
+ * an overflow: the consumer reloads everything anyway, and deduplication
+ * stays cheap (it is a linear scan). */
+#define WATCH_MAX_BATCH 2048u
+
+/* A file written but not yet closed (a big asset being copied, a generator
+ * writing a figure in pieces) is not announced half-written: the window
+ * stays open until its writer closes it, unless the writer pauses longer
+ * than WATCH_WRITE_IDLE_MS (mmap writes, truncate(2): no close comes) or
+ * the window has lasted WATCH_WRITE_CAP_MS. */
+#define WATCH_WRITE_IDLE_MS 1000u
+#define WATCH_WRITE_CAP_MS 5000u
+
+/* One watched directory; indexed by its watch descriptor. */
+struct watch_node {
+    char *rel;  /* relative to its root, "" for the root; NULL: slot unused */
+    size_t root;
+};
+
+/* One changed path in the current window. */
+struct watch_pending {
+    int id;
+    char *rel;
+    bool appeared_first; /* the window's first event for it was a create */
+    bool gone;           /* its latest event was a delete or move-out */
+    bool writing;        /* modified and not yet closed by its writer */
+};
+
+/* A root folder: borrowed from the caller's routes, plus our own state. */
+struct watch_root {
+    const char *path;
+    int wd;       /* inotify: the root's watch, -1 when it has none */
+    bool present; /* poll: the root was there at the last walk */
+};
+
+struct watch_poll;
+
+struct watch {
+    enum watch_mode mode; /* WATCH_INOTIFY or WATCH_POLL once created */
+    bool auto_mode;       /* chosen by --watch auto: hints say how to switch */
+    int ifd;              /* inotify, -1 when polling */
+    int stopfd;
+    pthread_t thread;
+    watch_fn fn;
+    void *ctx;
+    unsigned debounce_ms;
+    unsigned max_wait_ms;
+    unsigned poll_ms;
+
+    struct watch_root *roots;
+    size_t nroots;
+    struct watch_node *nodes;
+    size_t nnodes; /* capacity, indexed by wd */
+    atomic_size_t count;
+    struct watch_poll *poll; /* the last walk's snapshot, when polling */
+
+    struct watch_pending *pending;
+    size_t npending, cap_pending;
+    bool overflow;
+    uint64_t first_ms, last_ms; /* of the current window; 0: no window */
+};
+
+/* Pure: true if a file or folder named @name (one path component) is never
+ * reported nor watched. */
+bool watch_ignored_name(const char *name);
+
+/* Milliseconds on the monotonic clock. */
+uint64_t watch_now_ms(void);
+
+/* "a" + "b" -> "a/b", "" + "b" -> "b". Returns NULL when memory runs out. */
+char *watch_join(const char *a, const char *b);
+
+/* Records one event for (root id, rel) in the current window. @appear: a
+ * create or move-in; @gone: a delete or move-out; @writing: 1 a write, 0
+ * the writer closed it (or it moved or went), -1 neither. Takes ownership
+ * of @rel (NULL: out of memory, an overflow). */
+void watch_note(struct watch *w, int id, char *rel, bool appear, bool gone, int writing);
+
+/* Hands the window's changes to the callback as one batch and closes it. */
+void watch_flush(struct watch *w);
+
+/* Polling: takes the first snapshot (nothing reported); false when memory
+ * runs out. */
+bool watch_poll_init(struct watch *w);
+
+/* Polling: the watcher thread (one stat walk per interval). */
+void *watch_poll_thread(void *arg);
+
+/* Polling: frees the snapshot. Accepts w->poll == NULL. */
+void watch_poll_free(struct watch *w);
+
+#endif
