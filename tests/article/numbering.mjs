@@ -2,7 +2,8 @@
 // order and the contents list them in that order; figure captions are numbered 1..F in document
 // order (fragments counted where the page injects them); every "Figure N" in the page's text is a
 // link to figure N; every "section N" or "§N" link points into section N; every citation [n]
-// points at the n-th entry of the references. Reads the source files only (no server needed).
+// points at the n-th entry of the references; every preset link and data-expect number names a
+// preset whose anchor exists. Reads the source files only (no server needed).
 import fs from 'node:fs';
 import path from 'node:path';
 import { SOURCE_ROOT, tally } from './common.mjs';
@@ -108,5 +109,25 @@ for (const m of cites) {
   t.ok(i + 1 === +m[2], `citation [${m[2]}] points at reference ${m[2]}`, i < 0 ? `#${m[1]} is not in the list` : `#${m[1]} is reference ${i + 1}`);
 }
 for (const r of refs) t.ok(cites.some((m) => m[1] === r), `reference #${r} is cited`);
+
+// ---- presets: every link that loads a worked example names it twice, consistently ---------
+// <a href="#preset-W-N" data-preset="W:N">, the anchor #preset-W-N exists in the page, W is a widget
+// the page loads, and every data-expect="W:N:key" number belongs to such a preset.
+const anchors = new Set([...page.matchAll(/\sid="(preset-[^"]+)"/g)].map((m) => m[1]));
+const widgets = new Set([...page.matchAll(/\sid="fragment-([^"]+)"/g)].map((m) => m[1]));
+const presetLinks = [...page.matchAll(/<a\b[^>]*>/g)].map((m) => m[0]).filter((a) => /\sdata-preset="/.test(a));
+t.ok(presetLinks.length >= 5, 'the text links worked examples to widgets', `found ${presetLinks.length}`);
+for (const a of presetLinks) {
+  const preset = /\sdata-preset="([^"]+)"/.exec(a)[1];
+  const href = (/\shref="([^"]*)"/.exec(a) || [])[1];
+  const [w, n] = preset.split(':');
+  t.ok(href === `#preset-${w}-${n}`, `preset link ${preset} points at #preset-${w}-${n}`, `href="${href}"`);
+  t.ok(anchors.has(`preset-${w}-${n}`), `preset anchor #preset-${w}-${n} exists`);
+  t.ok(widgets.has(w), `preset ${preset} names a widget on the page`);
+}
+for (const m of page.matchAll(/\sdata-expect="([^":]+):([^":]+):([^"]+)"[^>]*>([^<]*)</g)) {
+  t.ok(anchors.has(`preset-${m[1]}-${m[2]}`), `data-expect ${m[1]}:${m[2]}:${m[3]} belongs to a preset with an anchor`);
+  t.ok(/^[−-]?\d{1,3}(,\d{3})*(\.\d+)?$|^[−-]?\d+(\.\d+)?$/.test(m[4].trim()), `data-expect ${m[1]}:${m[2]}:${m[3]} holds a plain number`, `"${m[4]}"`);
+}
 
 t.finish();
