@@ -169,8 +169,57 @@
     update();
   }
 
+  /* ---- tap tips: a touch equivalent of hover text ----------------------------------------
+   * Inside the fragments, SVG marks carry their details in a <title> (a mouse shows it on hover)
+   * and other elements may carry a data-tip attribute. A tap with a finger or pen shows the same
+   * text in a small box near the tap; the next tap elsewhere, a scroll or Escape hides it. */
+  function setupTapTips() {
+    var tip = null;
+    var pointer = 'mouse';
+    document.addEventListener('pointerdown', function (e) { pointer = e.pointerType || 'mouse'; }, true);
+    function hide() { if (tip) tip.hidden = true; }
+    function textFor(el) {
+      for (var n = el; n && n.nodeType === 1; n = n.parentNode) {
+        if (n.hasAttribute('data-tip')) return n.getAttribute('data-tip');
+        if (n.namespaceURI === 'http://www.w3.org/2000/svg' && n.localName !== 'svg') {
+          for (var c = n.firstElementChild; c; c = c.nextElementSibling) {
+            if (c.localName === 'title' && c.textContent.trim()) return c.textContent.trim();
+          }
+        }
+        if (n.classList.contains('fragment')) break;
+      }
+      return null;
+    }
+    function show(text, x, y) {
+      if (!tip) {
+        tip = document.createElement('div');
+        tip.className = 'tap-tip';
+        tip.setAttribute('role', 'status');
+        document.body.appendChild(tip);
+      }
+      tip.textContent = text;
+      tip.hidden = false;
+      var w = tip.offsetWidth, h = tip.offsetHeight;
+      var left = Math.max(8, Math.min(x - w / 2, window.innerWidth - w - 8));
+      var top = y - h - 14;
+      if (top < 8) top = y + 18;
+      tip.style.left = left + 'px';
+      tip.style.top = top + 'px';
+    }
+    document.addEventListener('click', function (e) {
+      if (pointer === 'mouse') return;               // a mouse has the hover text already
+      var inside = e.target.closest && e.target.closest('.fragment');
+      var text = inside ? textFor(e.target) : null;
+      if (text) show(text, e.clientX, e.clientY);
+      else hide();
+    });
+    window.addEventListener('scroll', hide, { passive: true });
+    document.addEventListener('keydown', function (e) { if (e.key === 'Escape') hide(); });
+  }
+
   function start() {
     setupToc();
+    setupTapTips();
     loadAll();
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
