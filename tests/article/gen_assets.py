@@ -508,27 +508,45 @@ def fig_recompute():
 
 
 # ---------------------------------------------------------------------------------------------
-# A deliberately small cost model for 3D/4D parallel training of a dense transformer.
+# A deliberately small cost model for 3D/4D parallel training of a dense transformer. Its memory
+# model and the pricing of each collective are the parallelism explorer's
+# (fragments/parallelism-explorer.html); only the compute efficiency and the overlap factors are
+# the sweep's own round guesses.
 MODELS = {
-    '8B': dict(L=32, h=4096, a=32, kv=8, ffn=14336, V=128256),
-    '70B': dict(L=80, h=8192, a=64, kv=8, ffn=28672, V=128256),
+    '8B': dict(P=8e9, L=32, h=4096, a=32, kv=8, ffn=14336),
+    '70B': dict(P=70e9, L=80, h=8192, a=64, kv=8, ffn=28672),
 }
+NODE = 8
 
 
-def n_params(m):
-    L, h, kv, a, f, V = m['L'], m['h'], m['kv'], m['a'], m['ffn'], m['V']
-    attn = h * h * 2 + 2 * h * (h // a) * kv
-    mlp = 3 * h * f
-    return L * (attn + mlp + 2 * h) + 2 * V * h
+def layer_coef(m):
+    """Llama layer (SwiGLU, no dropout, GQA), bytes per s*b*h with fused attention:
+    12 (2 RMSNorm inputs and outputs, Q, attention output) + 4 h_kv/h (K, V) + 6 f/h (SwiGLU)."""
+    hkv = m['kv'] * m['h'] // m['a']
+    return 12 + 4 * hkv / m['h'] + 6 * m['ffn'] / m['h']
+
+
+def memory(m, tp, pp, cp, mb, zero, recompute, dp, micro, seq):
+    """Bytes per GPU: model states with ZeRO over n = dp*cp, activations of the first 1F1B stage."""
+    n = dp * cp
+    shard = m['P'] / (tp * pp)
+    states = 2 * shard / (n if zero >= 3 else 1) + 2 * shard / (n if zero >= 2 else 1) + 12 * shard / (n if zero >= 1 else 1)
+    s = seq // cp
+    sbh = s * mb * m['h']
+    sel = layer_coef(m) * sbh / tp
+    per_layer = {'none': sel + 2 * m['a'] * s * s * mb / tp, 'selective': sel, 'full': 2 * sbh / tp}[recompute]
+    inflight = min(pp, micro) if pp > 1 else 1
+    act = per_layer * (m['L'] // pp) * inflight + (sel if recompute == 'full' else 0)
+    return states + act
 
 
 def toy_step(model, N, tp, pp, cp, mb, zero, recompute, seq=8192, gbs_tokens=16 * 2 ** 20,
              peak=989e12, nvlink=450e9, ib=50e9, hbm=80e9):
-    """Memory per GPU and step time for one layout. Every constant here is a round guess."""
+    """Memory per GPU and step time for one layout. The efficiency curve and overlap factors are round guesses."""
     m = MODELS[model]
-    P = n_params(m)
+    P, L, h, a = m['P'], m['L'], m['h'], m['a']
     dp = N // (tp * pp * cp)
-    if dp < 1 or dp * tp * pp * cp != N or m['L'] % pp or m['kv'] % min(tp, m['kv']):
+    if dp < 1 or dp * tp * pp * cp != N or L % pp or m['kv'] % min(tp, m['kv']):
         return None
     if pp > 1 and zero > 1:          # sharded gradients/parameters and pipelining do not mix well
         return None
@@ -538,46 +556,47 @@ def toy_step(model, N, tp, pp, cp, mb, zero, recompute, seq=8192, gbs_tokens=16 
     micro = seqs // (dp * mb)          # micro-batches per pipeline per step
     if pp > 1 and micro < pp:
         return None
-    dpg = dp * cp                      # context-parallel ranks hold the same weights, so they join the
+    n = dp * cp                        # context-parallel ranks hold the same weights, so they join the
     shard = P / (tp * pp)              # gradient reduction and the optimizer sharding
-    states = {0: 16 * shard, 1: 4 * shard + 12 * shard / dpg, 2: 2 * shard + 14 * shard / dpg,
-              3: 16 * shard / dpg}[zero]
-    s, h, a = seq // cp, m['h'], m['a']
-    full_layer = s * mb * h * (34 / tp + 5 * a * s / (h * tp))
-    per_layer = {'none': full_layer, 'selective': s * mb * h * 34 / tp, 'full': 2 * s * mb * h}[recompute]
-    inflight = min(pp, micro) if pp > 1 else 1
-    act = per_layer * (m['L'] / pp) * inflight
-    if recompute == 'full':
-        act += full_layer             # one layer rematerialised at a time
-    act += 4 * s * mb * m['V'] / tp if pp == 1 else 0   # fp32 logits on the last stage
-    mem = states + act
-    flops = 6 * P * gbs_tokens + 6 * m['L'] * h * seq * gbs_tokens  # dense + causal attention
-    extra = {'none': 1.0, 'selective': 1.04, 'full': 1.33}[recompute]
+    mem = memory(m, tp, pp, cp, mb, zero, recompute, dp, micro, seq)
+    s = seq // cp
+    model_flops = (6 * P + 6 * L * h * seq) * gbs_tokens          # dense + causal attention
+    extra = {'none': 0, 'selective': 2 * L * h * seq, 'full': 2 * P + 2 * L * h * seq}[recompute] * gbs_tokens
     tok, hh = mb * s, h / tp
     eff = 0.7 * tok / (tok + 1536) * hh / (hh + 384)   # small GEMMs run further from peak
-    t_comp = flops * extra / (N * peak * eff)
+    t_comp = (model_flops + extra) / (N * peak * eff)
     bubble = (pp - 1) / (micro + pp - 1) if pp > 1 else 0.0
     t_pipe = t_comp / (1 - bubble)
-    layers = m['L'] / pp
-    t_tp = 0 if tp == 1 else 8 * (tp - 1) / tp * (mb * s * h * 2) * layers * micro / nvlink * 0.6
+    layers = L // pp
+    # links as in the explorer: ranks numbered TP, CP, PP, DP from the inside out, 8 GPUs a node
+    bw_tp = nvlink if tp <= NODE else ib
+    bw_cp = nvlink if tp * cp <= NODE else ib
+    bw_pp = nvlink if tp * cp * pp <= NODE else ib
+    bw_dp = nvlink if (N if dp > 1 else tp * cp) <= NODE else ib
+    n_ar = 6 if recompute == 'full' else 4
+    t_tp = 0 if tp == 1 else n_ar * 2 * (tp - 1) / tp * (mb * s * h * 2) * layers * micro / bw_tp * 0.6
     kvdim = m['kv'] * h // a
-    cp_bw = nvlink if tp * cp <= 8 else ib
-    t_cp = 0 if cp == 1 else (cp - 1) * 3 * 2 * s * mb * kvdim * 2 * layers * micro / cp_bw * 0.15
-    t_p2p = 0 if pp == 1 else 2 * mb * s * h * 2 * micro / (tp * ib)
-    if zero < 3:
-        c = 0 if dpg == 1 else 2 * (dpg - 1) / dpg * 2 * shard / ib
-        t_dp = 0.3 * c
+    t_cp = 0 if cp == 1 else (cp - 1) * 3 * 2 * s * mb * (kvdim / tp) * 2 * layers * micro / bw_cp * 0.15
+    t_p2p = 0 if pp == 1 else 2 * mb * s * h * 2 * micro / (tp * bw_pp)
+    one = 0 if n == 1 else (n - 1) / n * 2 * shard / bw_dp      # one reduce-scatter or all-gather
+    if zero <= 1:
+        t_dp = 0.3 * 2 * one
+    elif zero == 2:
+        t_dp = 0.3 * (micro + 1) * one
     else:
-        c = micro * 3 * (dpg - 1) / dpg * 2 * shard / ib
+        c = 3 * micro * one
         t_dp = max(0.1 * c, c - 0.8 * t_comp)
     t = t_pipe + t_tp + t_cp + t_p2p + t_dp
-    mfu = 6 * P * gbs_tokens / (t * N * peak)
+    mfu = model_flops / (t * N * peak)
     return dict(model=model, N=N, dp=dp, tp=tp, pp=pp, cp=cp, mb=mb, zero=zero, recompute=recompute,
-                mem_gb=round(mem / 1e9, 2), fits=mem < hbm * 0.92, step_s=round(t, 3), mfu=round(mfu, 4),
+                mem_gb=round(mem / 1e9, 2), fits=mem <= hbm * 0.9, step_s=round(t, 3), mfu=round(mfu, 4),
                 tok_s_gpu=round(gbs_tokens / t / N), bubble=round(bubble, 4))
 
 
-def sweep(models=('70B',), Ns=(128, 512)):
+SWEEP_NS = (64, 128, 256, 512, 1024)
+
+
+def sweep(models=('70B',), Ns=SWEEP_NS):
     out = []
     for model in models:
         for N in Ns:
@@ -593,50 +612,73 @@ def sweep(models=('70B',), Ns=(128, 512)):
     return out
 
 
-TP_COL = {1: '#9aa1ad', 2: '#72b7b2', 4: '#4c78a8', 8: '#f58518'}
+# Okabe-Ito colours (safe for the common colour-vision deficiencies). Layouts that do not fit are
+# drawn as rings rather than faded, so they stay visible on a dark page.
+TP_COL = {1: '#E69F00', 2: '#56B4E9', 4: '#009E73', 8: '#CC79A7'}
+SWEEP_FIGURE = None      # the figure number article-text gives the sweep chart (None: no number)
 
 
-def scatter_svg(rows, W, H, title, desc, tooltips, fragment=False, rmax=None):
-    x0, y0, pw, ph = 70, 46, W - 100, H - 110
+def scatter_svg(rows, W, H, title, desc, tooltips, fragment=False, fs=13):
+    """Scatter of MFU against memory. fs is the tick-label size in user units; the rest scales from it."""
+    def t(x, y, s, size, anchor='start', extra='', cls=''):
+        c = f' class="{cls}"' if cls else ''
+        a = '' if anchor == 'start' else f' text-anchor="{anchor}"'
+        return f'<text x="{x:g}" y="{y:g}"{c}{a} style="font-size:{size:g}px"{extra}>{esc(s)}</text>'
+    top = (0 if fragment else fs * 2.4) + fs * 2.6            # title, then the legend row
+    x0, y0 = fs * 5.2, top + fs * 0.8
+    pw, ph = W - x0 - fs * 1.6, H - y0 - fs * 4.4
     xmax = 200
-    ymax = rmax or max(r['mfu'] for r in rows) * 1.08
+    ymax = max(r['mfu'] for r in rows) * 1.08
     X = lambda v: x0 + min(v, xmax) / xmax * pw
     Y = lambda v: y0 + ph - v / ymax * ph
     b = []
     if not fragment:
-        b.append(txt(20, 26, title, 't'))
-    for gx in range(0, xmax + 1, 20):
-        b.append(f'<line x1="{X(gx):.1f}" y1="{y0}" x2="{X(gx):.1f}" y2="{y0 + ph}" class="grid"/>')
-        b.append(txt(X(gx), y0 + ph + 16, str(gx), 'xs', 'middle'))
-    for k in range(0, 7):
+        b.append(t(fs, fs * 1.8, title, fs * 1.15, extra=' font-weight="650"'))
+    lx = x0
+    ly = top - fs * 0.9
+    for tpv, col in TP_COL.items():
+        b.append(f'<circle cx="{lx + fs * 0.45:.1f}" cy="{ly - fs * 0.35:.1f}" r="{fs * 0.4:.1f}" fill="{col}"/>')
+        b.append(t(lx + fs * 1.2, ly, f'TP = {tpv}', fs))
+        lx += fs * 5.6
+    b.append(f'<circle cx="{lx + fs * 0.45:.1f}" cy="{ly - fs * 0.35:.1f}" r="{fs * 0.35:.1f}" fill="none" stroke="#888" stroke-width="1.5"/>')
+    b.append(t(lx + fs * 1.2, ly, 'ring: does not fit', fs, cls='mute'))
+    for gx in range(0, xmax + 1, 20 if W / fs > 60 else 40):
+        b.append(f'<line x1="{X(gx):.1f}" y1="{y0:.1f}" x2="{X(gx):.1f}" y2="{y0 + ph:.1f}" class="grid"/>')
+        b.append(t(X(gx), y0 + ph + fs * 1.3, str(gx), fs, 'middle'))
+    for k in range(0, 8):
         v = k * 0.1
         if v > ymax:
             break
-        b.append(f'<line x1="{x0}" y1="{Y(v):.1f}" x2="{x0 + pw}" y2="{Y(v):.1f}" class="grid"/>')
-        b.append(txt(x0 - 6, Y(v) + 4, f'{v * 100:.0f}%', 'xs', 'end'))
-    hx = X(80 * 0.92)
-    b.append(f'<line x1="{hx:.1f}" y1="{y0}" x2="{hx:.1f}" y2="{y0 + ph}" stroke="#e45756" stroke-width="2" stroke-dasharray="6 4"/>')
-    b.append(txt(hx + 5, y0 + 14, 'usable HBM of an 80 GB GPU', 'xs'))
-    b.append(txt(x0 + pw / 2, y0 + ph + 36, 'memory per GPU (GB, clipped at 200)', 's', 'middle'))
-    b.append(txt(18, y0 + ph / 2, 'model FLOPs utilisation', 's', 'middle', f' transform="rotate(-90 18 {y0 + ph / 2})"'))
-    pts = []
+        b.append(f'<line x1="{x0:.1f}" y1="{Y(v):.1f}" x2="{x0 + pw:.1f}" y2="{Y(v):.1f}" class="grid"/>')
+        b.append(t(x0 - fs * 0.5, Y(v) + fs * 0.35, f'{v * 100:.0f}%', fs, 'end'))
+    hx = X(80 * 0.9)
+    b.append(f'<line x1="{hx:.1f}" y1="{y0:.1f}" x2="{hx:.1f}" y2="{y0 + ph:.1f}" stroke="#d62728" stroke-width="2" stroke-dasharray="6 4"/>')
+    b.append(t(hx + fs * 0.4, y0 + fs * 1.2, '72 GB: 90% of an 80 GB GPU', fs))
+    b.append(t(x0 + pw / 2, y0 + ph + fs * 3.1, 'memory per GPU (GB, clipped at 200)', fs * 1.08, 'middle'))
+    b.append(t(fs * 1.3, y0 + ph / 2, 'model FLOPs utilisation', fs * 1.08, 'middle',
+               f' transform="rotate(-90 {fs * 1.3:g} {y0 + ph / 2:.1f})"'))
+    r_dot = fs * 0.21
+    groups = {}
     for r in rows:
-        cx, cy = X(r['mem_gb']), Y(r['mfu'])
-        op = '0.75' if r['fits'] else '0.22'
-        if tooltips:
-            tip = (f"N={r['N']} dp={r['dp']} tp={r['tp']} pp={r['pp']} cp={r['cp']} mb={r['mb']} "
-                   f"ZeRO-{r['zero']} recompute={r['recompute']}: {r['mem_gb']} GB, MFU {r['mfu'] * 100:.1f}%")
-            fit = ' fit' if r['fits'] else ''
-            pts.append(f'<circle class="n{r["N"]}{fit}" cx="{cx:.1f}" cy="{cy:.1f}" r="2.6" fill="{TP_COL[r["tp"]]}" fill-opacity="{op}"><title>{tip}</title></circle>')
-        else:
-            pts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="1.8" fill="{TP_COL[r["tp"]]}" fill-opacity="{op}"/>')
-    b.append('<g>' + '\n'.join(pts) + '</g>')
-    lx = x0
-    for tpv, col in TP_COL.items():
-        b.append(f'<circle cx="{lx + 6}" cy="{H - 20}" r="5" fill="{col}"/>')
-        b.append(txt(lx + 15, H - 16, f'TP = {tpv}', 'xs'))
-        lx += 80
-    b.append(txt(lx + 10, H - 16, 'faded: does not fit', 'xs mute'))
+        groups.setdefault((r['fits'], r['tp']), []).append(r)
+    pts = []
+    for (fits, tpv) in sorted(groups):                    # rings first, filled dots on top
+        col = TP_COL[tpv]
+        paint = f'fill="{col}" fill-opacity="0.8"' if fits else f'fill="none" stroke="{col}" stroke-width="1"'
+        fit_attr = f' data-fit="{1 if fits else 0}"' if tooltips else ''
+        pts.append(f'<g {paint}{fit_attr}>')
+        for r in groups[(fits, tpv)]:
+            cx, cy = X(r['mem_gb']), Y(r['mfu'])
+            if tooltips:
+                data = (f"{r['N']} {r['dp']} {r['tp']} {r['pp']} {r['cp']} {r['mb']} {r['zero']} {r['recompute'][0]} "
+                        f"{r['mem_gb']} {r['mfu'] * 100:.1f}")
+                pts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r_dot:.1f}" data-c="{data}"/>')
+            else:
+                pts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r_dot:.1f}"/>')
+        pts.append('</g>')
+    b.append('<g class="sweep-dots">' + '\n'.join(pts) + '</g>')
+    if tooltips:
+        b.append(f'<circle class="sweep-mark" cx="-20" cy="-20" r="{fs * 0.6:.1f}" fill="none" stroke="currentColor" stroke-width="2" pointer-events="none"/>')
     body = '\n'.join(b)
     if fragment:
         return (f'<svg class="sweep-chart" viewBox="0 0 {W} {H}" role="img" aria-labelledby="sweep-title sweep-desc">'
@@ -652,18 +694,44 @@ SWEEP_SCRIPT = r'''<script>
   var root = host.querySelector('.sweep');
   if (!root || root.getAttribute('data-bound') === '1') return;
   root.setAttribute('data-bound', '1');
-  var dots = root.querySelectorAll('.sweep-chart circle[class]');
+  var chart = root.querySelector('.sweep-chart');
+  var dots = root.querySelectorAll('.sweep-dots circle');
+  var mark = root.querySelector('.sweep-mark'), readout = root.querySelector('.sweep-readout');
   var gpus = root.querySelector('#sweep-gpus'), fit = root.querySelector('#sweep-fit');
+  var RC = { n: 'none', s: 'selective', f: 'full' };
   function apply() {
     var shown = 0;
     for (var i = 0; i < dots.length; i++) {
-      var c = dots[i].classList;
-      var on = (gpus.value === 'all' || c.contains(gpus.value)) && (!fit.checked || c.contains('fit'));
+      var d = dots[i], n = 'n' + d.getAttribute('data-c').split(' ')[0], fits = d.parentNode.getAttribute('data-fit') === '1';
+      var on = (gpus.value === 'all' || gpus.value === n) && (!fit.checked || fits);
       dots[i].style.display = on ? '' : 'none';
       if (on) shown++;
     }
     root.querySelector('.sweep-count').textContent = shown.toLocaleString('en') + ' of ' + dots.length.toLocaleString('en') + ' configurations shown.';
   }
+  // Hover (mouse) or tap (touch, pen): the nearest shown dot within reach is described below the chart.
+  function pick(e) {
+    var ctm = chart.getScreenCTM();
+    if (!ctm) return;
+    var pt = chart.createSVGPoint();
+    pt.x = e.clientX; pt.y = e.clientY;
+    var q = pt.matrixTransform(ctm.inverse()), reach = (e.pointerType === 'mouse' ? 12 : 28) / ctm.a;
+    var best = null, bd = reach * reach;
+    for (var i = 0; i < dots.length; i++) {
+      if (dots[i].style.display === 'none') continue;
+      var dx = dots[i].cx.baseVal.value - q.x, dy = dots[i].cy.baseVal.value - q.y, d = dx * dx + dy * dy;
+      if (d < bd) { bd = d; best = dots[i]; }
+    }
+    if (!best) return;
+    var v = best.getAttribute('data-c').split(' ');
+    mark.setAttribute('cx', best.getAttribute('cx'));
+    mark.setAttribute('cy', best.getAttribute('cy'));
+    readout.textContent = v[0] + ' GPUs: DP ' + v[1] + ' \u00d7 TP ' + v[2] + ' \u00d7 PP ' + v[3] + ' \u00d7 CP ' + v[4] + ', micro-batch ' + v[5] +
+      ', ZeRO-' + v[6] + ', recompute ' + RC[v[7]] + ': ' + v[8] + ' GB per GPU' + (best.parentNode.getAttribute('data-fit') === '1' ? '' : ' (does not fit)') + ', MFU ' + v[9] + '%.';
+    root.setAttribute('data-picked', best.getAttribute('data-c'));
+  }
+  chart.addEventListener('pointermove', function (e) { if (e.pointerType === 'mouse') pick(e); });
+  chart.addEventListener('pointerdown', pick);
   gpus.addEventListener('change', apply);
   fit.addEventListener('change', apply);
   apply();
@@ -673,35 +741,44 @@ SWEEP_SCRIPT = r'''<script>
 
 
 def fragment_sweep(rows):
-    chart = scatter_svg(rows, 900, 560, 'Every configuration of the toy cost model for a 70B model',
+    ns = sorted({r['N'] for r in rows})
+    span = f'{ns[0]:,} to {ns[-1]:,}'
+    chart = scatter_svg(rows, 640, 470, 'Every configuration of the toy cost model for a 70B model',
                         'Scatter plot of model FLOPs utilisation against memory per GPU for every valid combination of '
-                        'data, tensor, pipeline and context parallel degree, micro-batch size, ZeRO stage and '
-                        'recomputation policy on 64 to 1024 GPUs. Configurations to the right of the 80 GB line do not fit.',
+                        f'data, tensor, pipeline and context parallel degree, micro-batch size, ZeRO stage and '
+                        f'recomputation policy on {span} GPUs. Configurations right of the 72 GB line do not fit.',
                         tooltips=True, fragment=True)
     fit = [r for r in rows if r['fits']]
-    rows = sorted(rows, key=lambda r: (r['fits'], r['mfu']))
-    best = sorted(fit, key=lambda r: -r['mfu'])[:12]
+    best = sorted(fit, key=lambda r: (-r['mfu'], r['N'], r['mem_gb']))[:12]
     trs = '\n'.join(
-        f'<tr><td>{r["N"]}</td><td>{r["dp"]}</td><td>{r["tp"]}</td><td>{r["pp"]}</td><td>{r["cp"]}</td><td>{r["mb"]}</td>'
+        f'<tr><td>{r["N"]:,}</td><td>{r["dp"]}</td><td>{r["tp"]}</td><td>{r["pp"]}</td><td>{r["cp"]}</td><td>{r["mb"]}</td>'
         f'<td>{r["zero"]}</td><td>{r["recompute"]}</td><td>{r["mem_gb"]:.1f}</td><td>{r["mfu"] * 100:.1f}%</td></tr>' for r in best)
+    options = ''.join(f'<option value="n{n}">{n:,} GPUs</option>' for n in ns)
+    num = f'<strong>Figure {SWEEP_FIGURE}.</strong> ' if SWEEP_FIGURE else ''
     return f'''<div class="sweep">
-<p class="fragment-lede">Each of the {len(rows):,} dots below is one way to lay out a 70-billion-parameter model on 64 to 1024 GPUs
-(sequence length 8192, 16 M tokens per step), scored by the small cost model in
-<code>tests/article/gen_assets.py</code>. {len(fit):,} of them fit in 80 GB. Hover a dot to read its configuration.
-The model is a sketch made for this article, not a benchmark: it knows about FLOPs, the pipeline bubble, the size of each
+<p class="fragment-lede">Each of the {len(rows):,} dots below is one way to lay out a 70-billion-parameter model on {span} GPUs
+({', '.join(f'{n:,}' for n in ns)}; sequence length 8,192, 16 M tokens per step), scored by the small cost model in
+<code>tests/article/gen_assets.py</code>. {len(fit):,} of them fit in 72 GB, 90 percent of an 80 GB GPU. Hover over a dot, or tap it, to read its configuration.
+Memory is counted exactly as in the parallelism explorer. The time is a sketch made for this article, not a benchmark: it knows about FLOPs, the pipeline bubble, the size of each
 collective and two link speeds, and nothing about kernels, congestion or stragglers.</p>
 <div class="widget-controls sweep-controls">
 <div><label for="sweep-gpus">Cluster size</label>
-<select id="sweep-gpus"><option value="all" selected>128 and 512 GPUs</option><option value="n128">128 GPUs</option><option value="n512">512 GPUs</option></select></div>
+<select id="sweep-gpus"><option value="all" selected>all sizes</option>{options}</select></div>
 <div><span class="control-label">Filter</span><label class="check"><input id="sweep-fit" type="checkbox"> only configurations that fit</label></div>
 <p class="sweep-count" aria-live="polite"></p>
 </div>
-<figure class="sweep-figure">
+<figure class="sweep-figure" id="fig-config-sweep">
+<div class="table-wrap sweep-scroll" tabindex="0" role="region" aria-label="Configuration chart (scrolls sideways on narrow screens)">
+<div style="min-width:560px">
 {chart}
-<figcaption class="figure-legend">Model FLOPs utilisation against memory per GPU, coloured by tensor-parallel degree. Utilisation
+</div>
+</div>
+<p class="sweep-readout" aria-live="polite" style="font-family:var(--sans);font-size:0.9rem;min-height:2.8em;margin:0.4rem 0">Hover over or tap a dot: its configuration appears here.</p>
+<figcaption class="figure-legend">{num}Model FLOPs utilisation against memory per GPU, coloured by tensor-parallel degree (filled: fits; ring: does not). Utilisation
 tends to rise with memory: layouts that use little of it pay in recomputation, communication or a larger pipeline bubble. The best
 layouts that fit use most of the card, and several that would do better still do not fit at all.</figcaption>
 </figure>
+<div class="table-wrap" tabindex="0" role="region" aria-label="The twelve best configurations that fit">
 <table class="data-table">
 <caption>The twelve best configurations that fit, according to the toy model</caption>
 <thead><tr><th scope="col">GPUs</th><th scope="col">DP</th><th scope="col">TP</th><th scope="col">PP</th><th scope="col">CP</th><th scope="col">micro-batch</th><th scope="col">ZeRO</th><th scope="col">recompute</th><th scope="col">GB/GPU</th><th scope="col">MFU</th></tr></thead>
@@ -710,8 +787,8 @@ layouts that fit use most of the card, and several that would do better still do
 </tbody>
 </table>
 </div>
+</div>
 {SWEEP_SCRIPT}'''
-
 
 # ---------------------------------------------------------------------------------------------
 # PNG writer (RGB, 8-bit) and raster figures
@@ -827,7 +904,7 @@ def main():
     write('assets/images/sweep-dense.svg', scatter_svg(
         big, 1200, 760, f'{len(big):,} configurations of the toy cost model (8B and 70B models, 8 to 2048 GPUs)',
         'Dense scatter plot of model FLOPs utilisation against memory per GPU for every valid configuration of '
-        'the article\u2019s toy cost model for an 8B and a 70B model.', tooltips=False))
+        'the article\u2019s toy cost model for an 8B and a 70B model.', tooltips=False, fs=22))
 
     gpus = {
         'note': 'Published peak dense throughput and memory bandwidth of a few data-centre GPUs, rounded.',
