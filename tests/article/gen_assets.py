@@ -267,12 +267,16 @@ def fig_ring_attention():
             b.append(txt(px + 65, y + 21, f'Q{g}', 'xs b', 'middle', ' style="fill:#fff"'))
             kv = (g - step) % n
             causal_skip = kv > g
-            b.append(rect(px + 96, y, 60, 32, cols[kv], ' rx="3"' + (' opacity="0.25"' if causal_skip else '')))
-            b.append(txt(px + 126, y + 21, f'K{kv}V{kv}', 'xs b', 'middle', ' style="fill:#fff"'))
+            if causal_skip:     # masked: a pale tile with a dashed outline, labelled in the text colour
+                b.append(rect(px + 96, y, 60, 32, cols[kv], f' rx="3" fill-opacity="0.22" stroke="{cols[kv]}" stroke-dasharray="3 2"'))
+                b.append(txt(px + 126, y + 21, f'K{kv}V{kv}', 'xs b', 'middle'))
+            else:
+                b.append(rect(px + 96, y, 60, 32, cols[kv], ' rx="3"'))
+                b.append(txt(px + 126, y + 21, f'K{kv}V{kv}', 'xs b', 'middle', ' style="fill:#fff"'))
         if step < n - 1:
             b.append(f'<path d="M{px + 162} 150 h16" class="ln" stroke-width="2" marker-end="url(#ah)"/>')
     b.append(txt(20, 272, 'Each step: compute attention of the local Q block against the visiting K,V block, fold it into a running softmax,', 's'))
-    b.append(txt(20, 290, 'and pass the K,V block to the next GPU while the next one arrives. Faded blocks are fully masked under causal attention:', 's'))
+    b.append(txt(20, 290, 'and pass the K,V block to the next GPU while the next one arrives. Pale, dashed blocks are fully masked (causal):', 's'))
     b.append(txt(20, 308, 'GPU0 idles in three of four steps while GPU3 works in all of them; hence the zig-zag split (chunks i and 2c−1−i).', 's'))
     return svg(W, H, '\n'.join(b), 'Ring attention across four GPUs in four steps',
                'Each GPU keeps its query block and, in each of four steps, receives the next key/value block from its '
@@ -409,13 +413,13 @@ def fig_roofline():
     W, H = 760, 420
     x0, y0, pw, ph = 80, 40, 620, 320
     lx = lambda v: x0 + (math.log10(v) - (-1)) / (4 - (-1)) * pw   # 0.1 .. 10^4 FLOP/byte
-    ly = lambda v: y0 + ph - (math.log10(v) - 0) / (4 - 0) * ph     # 1 .. 10^4 TFLOP/s
+    ly = lambda v: y0 + ph - (math.log10(v) + 1) / (4 + 1) * ph     # 0.1 .. 10^4 TFLOP/s
     b = [txt(20, 26, 'Roofline of an H100 SXM (bf16 dense, 989 TFLOP/s; HBM3, 3.35 TB/s)', 't')]
     for d in range(-1, 5):
         x = lx(10 ** d)
         b.append(f'<line x1="{x:.1f}" y1="{y0}" x2="{x:.1f}" y2="{y0 + ph}" class="grid"/>')
         b.append(txt(x, y0 + ph + 18, f'{10 ** d:g}', 'xs', 'middle'))
-    for d in range(0, 5):
+    for d in range(-1, 5):
         y = ly(10 ** d)
         b.append(f'<line x1="{x0}" y1="{y:.1f}" x2="{x0 + pw}" y2="{y:.1f}" class="grid"/>')
         b.append(txt(x0 - 8, y + 4, f'{10 ** d:g}', 'xs', 'end'))
@@ -425,14 +429,14 @@ def fig_roofline():
     ridge = peak / bw
     pts = [(0.1, 0.1 * bw), (ridge, peak), (1e4, peak)]
     d = ' '.join(f'{"M" if i == 0 else "L"}{lx(a):.1f} {ly(max(v, 1)):.1f}' for i, (a, v) in enumerate(pts))
-    b.append(f'<path d="M{lx(1 / bw):.1f} {ly(1):.1f} L{lx(ridge):.1f} {ly(peak):.1f} L{lx(1e4):.1f} {ly(peak):.1f}" stroke="#e45756" stroke-width="3" fill="none"/>')
+    b.append(f'<path d="M{lx(0.1):.1f} {ly(0.1 * bw):.1f} L{lx(ridge):.1f} {ly(peak):.1f} L{lx(1e4):.1f} {ly(peak):.1f}" stroke="#e45756" stroke-width="3" fill="none"/>')
     b.append(txt(lx(ridge) - 8, ly(peak) - 8, f'ridge ≈ {ridge:.0f} FLOP/B', 's b', 'end'))
     kernels = [('elementwise add (bf16)', 1 / 6, 9, -8, 'start'), ('LayerNorm / softmax', 1.5, 9, -8, 'start'),
                ('attention, naive', 8, 9, -8, 'start'), ('FlashAttention fwd', 170, 9, 18, 'start'),
                ('GEMM 8192³', 2730, 0, 22, 'middle'), ('GEMM 4096×4096×128', 120, -9, -10, 'end')]
     for (name, ai, dx, dy, anchor) in kernels:
         att = min(peak, ai * bw)
-        x, y = lx(ai), ly(max(att * 0.8, 1))
+        x, y = lx(ai), ly(att * 0.8)              # 80% of what the roof allows: always below it
         b.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="#4c78a8"/>')
         b.append(txt(x + dx, y + dy, name, 'xs', anchor))
     return svg(W, H, '\n'.join(b), 'Roofline model of an H100 GPU with typical training kernels',
@@ -444,7 +448,7 @@ def fig_roofline():
 
 # Figure 11: FlashAttention tiling
 def fig_flash():
-    W, H = 760, 330
+    W, H = 760, 342
     b = [txt(20, 28, 'FlashAttention: stream K,V tiles through SRAM, never store N×N scores', 't')]
     # Q, K^T, V blocks
     b.append(txt(40, 60, 'Q (N × d)', 's b'))
@@ -459,16 +463,16 @@ def fig_flash():
     for i in range(6):
         for j in range(6):
             col = C['gold'] if (i == 2 and j == 3) else ('#d5d8de' if j <= 3 and i == 2 else 'none')
-            b.append(rect(140 + j * 30, 170 + i * 22, 27, 19, col, ' class="box"' if col == 'none' else ' rx="1"'))
+            b.append(rect(140 + j * 30, 172 + i * 19, 27, 16, col, ' class="box"' if col == 'none' else ' rx="1"'))
     b.append(rect(390, 70, 340, 200, 'none', ' class="box" rx="10"'))
     b.append(txt(405, 95, 'For each query tile Qᵢ (one thread block):', 's b'))
     lines = ['load Qᵢ into SRAM; m = −∞, ℓ = 0, O = 0', 'for each key tile j:', '   load Kⱼ, Vⱼ into SRAM',
              '   S = Qᵢ Kⱼᵀ / √d            (in SRAM)', '   m′ = max(m, rowmax S)', '   P = exp(S − m′)',
              '   ℓ = e^(m−m′) ℓ + rowsum P', '   O = e^(m−m′) O + P Vⱼ ;  m = m′', 'write Oᵢ / ℓ and log-sum-exp to HBM']
     for k, l in enumerate(lines):
-        b.append(txt(405, 118 + k * 17, l, 'xs m'))
-    b.append(txt(20, 300, 'HBM traffic drops from Θ(N·d + N²) to Θ(N²·d²/M) for SRAM size M.', 's'))
-    b.append(txt(20, 318, 'The backward pass recomputes S from Q, K and the saved per-row statistics.', 's'))
+        b.append(txt(405, 118 + k * 17, l, 'xs m', extra=' style="white-space:pre"'))
+    b.append(txt(20, 310, 'HBM traffic drops from Θ(N·d + N²) to Θ(N²·d²/M) for SRAM size M.', 's'))
+    b.append(txt(20, 328, 'The backward pass recomputes S from Q, K and the saved per-row statistics.', 's'))
     return svg(W, H, '\n'.join(b), 'Tiling scheme of FlashAttention',
                'A query tile and a key tile are loaded into on-chip memory, their score tile is computed and '
                'consumed immediately with an online softmax that keeps a running maximum and sum, and only the '
