@@ -879,6 +879,46 @@ def png_hero():
     return png(W, H, px)
 
 
+def fig_bubble_heatmap():
+    """Figure 11: the bubble fraction (p-1)/(m+p-1) as a grid of cells, with axes and a colour scale."""
+    import base64
+    P, M = 32, 64
+    W, H = 560, 500
+    x0, y0, pw, ph = 64, 50, 384, 384            # 12 px per stage, 6 px per micro-batch
+    cw, ch = pw / P, ph / M
+    b = [txt(20, 28, 'Pipeline bubble (p−1)/(m+p−1) of the step', 't')]
+    # The cells as one embedded bitmap (the same pixels as bubble-heatmap.png), drawn unsmoothed.
+    data = base64.b64encode(png_bubble_heatmap()).decode()
+    b.append(f'<image x="{x0}" y="{y0}" width="{pw}" height="{ph}" preserveAspectRatio="none" style="image-rendering:pixelated" '
+             f'href="data:image/png;base64,{data}"/>')
+    b.append(f'<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" class="ln"/>')
+    for p_ in (1, 8, 16, 24, 32):
+        x = x0 + (p_ - 0.5) * cw
+        b.append(f'<line x1="{x:.1f}" y1="{y0 + ph}" x2="{x:.1f}" y2="{y0 + ph + 5}" class="ln"/>')
+        b.append(txt(round(x, 1), y0 + ph + 19, str(p_), 's', 'middle'))
+    for m_ in (1, 16, 32, 48, 64):
+        y = y0 + ph - (m_ - 0.5) * ch
+        b.append(f'<line x1="{x0 - 5}" y1="{y:.1f}" x2="{x0}" y2="{y:.1f}" class="ln"/>')
+        b.append(txt(x0 - 9, round(y + 4, 1), str(m_), 's', 'end'))
+    b.append(txt(x0 + pw / 2, y0 + ph + 42, 'pipeline stages p', 's b', 'middle'))
+    b.append(txt(22, y0 + ph / 2, 'micro-batches m', 's b', 'middle', f' transform="rotate(-90 22 {y0 + ph / 2})"'))
+    # colour scale: bright = small bubble
+    gx, gw = x0 + pw + 36, 18
+    stops = ''.join(f'<stop offset="{k / 10:.1f}" stop-color="#{"%02x%02x%02x" % viridisish(1 - k / 10)}"/>' for k in range(11))
+    b.append(f'<rect x="{gx}" y="{y0}" width="{gw}" height="{ph}" fill="url(#bubble-scale)" stroke="#6b7280"/>')
+    for f in (0, 0.25, 0.5, 0.75, 1.0):
+        y = y0 + f * ph
+        b.append(f'<line x1="{gx + gw}" y1="{y:.1f}" x2="{gx + gw + 5}" y2="{y:.1f}" class="ln"/>')
+        b.append(txt(gx + gw + 9, round(y + 4, 1), f'{f * 100:.0f}%', 's'))
+    b.append(txt(gx + gw / 2, y0 - 10, 'bubble', 's b', 'middle'))
+    return svg(W, H, '\n'.join(b), 'Pipeline bubble fraction for 1 to 32 stages and 1 to 64 micro-batches',
+               'A heat map with pipeline stages p from 1 to 32 along the horizontal axis and micro-batches m from 1 to 64 up '
+               'the vertical axis. Each cell is coloured by the bubble fraction (p-1)/(m+p-1) on a scale from 0 percent '
+               '(bright yellow) to 100 percent (dark purple). The bottom-right corner, few micro-batches and many stages, is '
+               'dark; the bubble is small only where m is several times p.',
+               extra_defs=f'<linearGradient id="bubble-scale" x1="0" y1="0" x2="0" y2="1">{stops}</linearGradient>')
+
+
 # ---------------------------------------------------------------------------------------------
 def main():
     random.seed(1)
@@ -895,6 +935,7 @@ def main():
         'assets/figures/roofline.svg': fig_roofline(),
         'assets/figures/flash-attention.svg': fig_flash(),
         'assets/figures/recomputation.svg': fig_recompute(),
+        'assets/figures/bubble-heatmap.svg': fig_bubble_heatmap(),
     }
     for p, s in figs.items():
         write(p, s)
