@@ -582,7 +582,14 @@ def toy_step(model, N, tp, pp, cp, mb, zero, recompute, seq=8192, gbs_tokens=16 
     kvdim = m['kv'] * h // a
     t_cp = 0 if cp == 1 else (cp - 1) * 3 * 2 * s * mb * (kvdim / tp) * 2 * layers * micro / bw_cp * 0.15
     t_p2p = 0 if pp == 1 else 2 * mb * s * h * 2 * micro / (tp * bw_pp)
-    one = 0 if n == 1 else (n - 1) / n * 2 * shard / bw_dp      # one reduce-scatter or all-gather
+    # one reduce-scatter or all-gather; across nodes hierarchical, with k members of the group per node
+    k = sum(1 for q in range(min(N, NODE)) if q % tp == 0 and (q // (tp * cp)) % pp == 0)
+    if n == 1:
+        one = 0
+    elif bw_dp == nvlink or k == 1:
+        one = (n - 1) / n * 2 * shard / bw_dp
+    else:
+        one = (k - 1) / k * 2 * shard / nvlink + (n / k - 1) / (n / k) * 2 * shard / k / ib
     if zero <= 1:
         t_dp = 0.3 * 2 * one
     elif zero == 2:
