@@ -13,7 +13,7 @@ import json, math, os, random, struct, zlib
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 A = os.path.join(ROOT, 'assets')
 C = dict(param='#4c78a8', grad='#f58518', opt='#54a24b', act='#e45756', comm='#b279a2',
-         idle='#bab0ac', fwd='#4c78a8', bwd='#72b7b2', gold='#eeca3b')
+         idle='#bab0ac', fwd='#4c78a8', bwd='#b5651d', gold='#eeca3b')
 
 STYLE = """<style>
 text{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;fill:#1f2430;font-size:14px}
@@ -286,24 +286,25 @@ def fig_ring_attention():
 
 # Figure 8 (wide): pipeline schedules
 def fig_pipeline(p=4, m=8):
-    W = 1340
-    H = 430
-    u = 34  # px per time unit (forward = 1, backward = 2)
-    b = [txt(20, 30, f'Pipeline schedules with p = {p} stages and m = {m} micro-batches (forward = 1 unit, backward = 2 units)', 't')]
+    W = 1060
+    H = 470
+    u = 26  # px per time unit (forward = 1, backward = 2); type sized for a band about 830 px wide
+    big = ' style="font-size:14px"'
+    b = [txt(20, 30, f'Pipeline schedules with p = {p} stages and m = {m} micro-batches (forward = 1 unit, backward = 2 units)', 't', extra=' style="font-size:17px"')]
 
     def lane(y0, label, events, total):
-        b.append(txt(20, y0 - 12, label, 'b'))
+        b.append(txt(20, y0 - 12, label, 'b', extra=big))
         for s in range(p):
             y = y0 + s * 26
-            b.append(txt(20, y + 16, f'stage {s}', 'xs'))
+            b.append(txt(14, y + 16, f'stage {s}', '', extra=' style="font-size:13px"'))
             b.append(rect(80, y, total * u, 22, 'none', ' class="box"'))
         for (s, t, d, kind, mb) in events:
             col = C['fwd'] if kind == 'F' else C['bwd']
             b.append(rect(80 + t * u, y0 + s * 26, d * u - 1, 22, col, ' rx="2"'))
-            b.append(txt(80 + t * u + d * u / 2, y0 + s * 26 + 15, str(mb + 1), 'xs b', 'middle', ' style="fill:#fff"'))
+            b.append(txt(80 + t * u + d * u / 2, y0 + s * 26 + 16, str(mb + 1), 'b', 'middle', ' style="fill:#fff;font-size:12.5px"'))
         busy = sum(d for (_, _, d, _, _) in events)
         frac = 1 - busy / (total * p)
-        b.append(txt(80 + total * u + 10, y0 + 50, f'idle: {frac * 100:.0f}%', 's b'))
+        b.append(txt(80 + total * u + 10, y0 + 50, f'idle: {frac * 100:.0f}%', 'b', extra=big))
 
     # GPipe: all forwards, then all backwards
     ev = []
@@ -321,11 +322,11 @@ def fig_pipeline(p=4, m=8):
     ev = simulate_1f1b(p, m)
     total2 = max(t + d for (_, t, d, _, _) in ev)
     lane(250, '1F1B: after a warm-up, alternate one forward and one backward (stores at most p)', ev, total2)
-    b.append(rect(80, 390, 14, 14, C['fwd']))
-    b.append(txt(100, 402, 'forward of micro-batch k', 's'))
-    b.append(rect(300, 390, 14, 14, C['bwd']))
-    b.append(txt(320, 402, 'backward of micro-batch k', 's'))
-    b.append(txt(560, 402, f'Both idle for (p−1)/(m+p−1) = {(p - 1) / (m + p - 1) * 100:.0f}% of the step; 1F1B just needs far less activation memory.', 's'))
+    b.append(rect(80, 392, 16, 16, C['fwd']))
+    b.append(txt(104, 405, 'forward of micro-batch k', '', extra=big))
+    b.append(rect(330, 392, 16, 16, C['bwd']))
+    b.append(txt(354, 405, 'backward of micro-batch k', '', extra=big))
+    b.append(txt(80, 438, f'Both idle for (p−1)/(m+p−1) = {(p - 1) / (m + p - 1) * 100:.0f}% of the step; 1F1B just needs far less activation memory.', '', extra=big))
     return svg(W, H, '\n'.join(b), 'GPipe and 1F1B pipeline schedules',
                'Two timelines of four pipeline stages processing eight micro-batches. Both have the same idle '
                'bubble at the start and end; GPipe runs all forward passes before all backward passes, while 1F1B '

@@ -118,7 +118,7 @@ try {
   const svgImages = new Map();      // url -> { widths: {phone, desktop}, where }
 
   for (const [label, opts] of WIDTHS) {
-    const ctx = await browser.newContext({ ...opts, colorScheme: 'light' });
+    const ctx = await browser.newContext({ ...opts, colorScheme: 'light', reducedMotion: 'reduce' });
     const page = await ctx.newPage();
     await page.goto(folio.url, { waitUntil: 'load', timeout: 30000 });
     await settle(page);
@@ -176,9 +176,14 @@ try {
     await page.screenshot({ path: shot(`${label}-top`) });
     const targets = await page.$$eval('[id^="fragment-"], figure[id]', (els) => els.map((e) => e.id).filter(Boolean));
     for (const id of targets) {
-      const loc = page.locator(`[id="${id}"]`).first();
-      if (!(await loc.isVisible().catch(() => false))) continue;
-      await loc.screenshot({ path: shot(`${label}-${id}`), timeout: 10000 }).catch(() => {});
+      // Viewport shots from each element's top (an element shot taller than the screen resizes the viewport).
+      const shown = await page.evaluate((i) => {
+        const el = document.getElementById(i);
+        if (!el || !el.getClientRects().length) return false;
+        el.scrollIntoView({ block: 'start' });
+        return true;
+      }, id);
+      if (shown) await page.screenshot({ path: shot(`${label}-${id}`), timeout: 10000 });
     }
     await ctx.close();
   }
