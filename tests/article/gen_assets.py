@@ -710,6 +710,9 @@ SWEEP_SCRIPT = r'''<script>
   var dots = root.querySelectorAll('.sweep-dots circle');
   var mark = root.querySelector('.sweep-mark'), readout = root.querySelector('.sweep-readout');
   var gpus = root.querySelector('#sweep-gpus'), fit = root.querySelector('#sweep-fit');
+  // On a narrow screen the chart keeps a readable size and its wrapper scrolls sideways instead.
+  root.querySelector('.sweep-inner').style.minWidth = '560px';
+  readout.style.cssText = 'font-family:var(--sans);font-size:0.9rem;min-height:2.8em;margin:0.4rem 0';
   var RC = { n: 'none', s: 'selective', f: 'full' };
   function apply() {
     var shown = 0;
@@ -780,17 +783,17 @@ collective and two link speeds, and nothing about kernels, congestion or straggl
 <p class="sweep-count" aria-live="polite"></p>
 </div>
 <figure class="sweep-figure" id="fig-config-sweep">
-<div class="table-wrap sweep-scroll" tabindex="0" role="region" aria-label="Configuration chart (scrolls sideways on narrow screens)">
-<div style="min-width:560px">
+<div class="table-wrap sweep-scroll" tabindex="0">
+<div class="sweep-inner">
 {chart}
 </div>
 </div>
-<p class="sweep-readout" aria-live="polite" style="font-family:var(--sans);font-size:0.9rem;min-height:2.8em;margin:0.4rem 0">Hover over or tap a dot: its configuration appears here.</p>
+<p class="sweep-readout" aria-live="polite">Hover over or tap a dot: its configuration appears here.</p>
 <figcaption class="figure-legend">{num}Model FLOPs utilisation against memory per GPU, coloured by tensor-parallel degree (filled: fits; ring: does not). Utilisation
 tends to rise with memory: layouts that use little of it pay in recomputation, communication or a larger pipeline bubble. The best
 layouts that fit use most of the card, and several that would do better still do not fit at all.</figcaption>
 </figure>
-<div class="table-wrap" tabindex="0" role="region" aria-label="The twelve best configurations that fit">
+<div class="table-wrap" tabindex="0">
 <table class="data-table">
 <caption>The twelve best configurations that fit, according to the toy model</caption>
 <thead><tr><th scope="col">GPUs</th><th scope="col">DP</th><th scope="col">TP</th><th scope="col">PP</th><th scope="col">CP</th><th scope="col">micro-batch</th><th scope="col">ZeRO</th><th scope="col">recompute</th><th scope="col">GB/GPU</th><th scope="col">MFU</th></tr></thead>
