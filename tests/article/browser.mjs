@@ -18,7 +18,7 @@ const shot = (name) => path.join(ARTIFACTS, `article-${name}.png`);
 
 let folio, browser;
 const cleanup = async () => { await browser?.close().catch(() => {}); await folio?.stop().catch(() => {}); };
-watchdog(110000, cleanup);
+watchdog(230000, cleanup);
 
 const MISSING = '__missing_for_test__';
 const INTERACTIVE = {

@@ -24,7 +24,7 @@ const WIDTHS = [
 
 let folio, browser;
 const cleanup = async () => { await browser?.close().catch(() => {}); await folio?.stop().catch(() => {}); };
-watchdog(170000, cleanup);
+watchdog(230000, cleanup);
 
 // In the page: every text box of one SVG (client rectangles), and which pairs overlap or leave it.
 // Runs in the browser; `scale` converts the SVG's own pixels to the page's when it is shown as an image.
