@@ -627,7 +627,6 @@ def sweep(models=('70B',), Ns=SWEEP_NS):
 # Okabe-Ito colours (safe for the common colour-vision deficiencies). Layouts that do not fit are
 # drawn as rings rather than faded, so they stay visible on a dark page.
 TP_COL = {1: '#E69F00', 2: '#56B4E9', 4: '#009E73', 8: '#CC79A7'}
-SWEEP_FIGURE = None      # the figure number article-text gives the sweep chart (None: no number)
 
 
 def scatter_svg(rows, W, H, title, desc, tooltips, fragment=False, fs=13):
@@ -769,7 +768,6 @@ def fragment_sweep(rows):
         f'<tr><td>{r["N"]:,}</td><td>{r["dp"]}</td><td>{r["tp"]}</td><td>{r["pp"]}</td><td>{r["cp"]}</td><td>{r["mb"]}</td>'
         f'<td>{r["zero"]}</td><td>{r["recompute"]}</td><td>{r["mem_gb"]:.1f}</td><td>{r["mfu"] * 100:.1f}%</td></tr>' for r in best)
     options = ''.join(f'<option value="n{n}">{n:,} GPUs</option>' for n in ns)
-    num = f'<strong>Figure {SWEEP_FIGURE}.</strong> ' if SWEEP_FIGURE else ''
     return f'''<div class="sweep">
 <p class="fragment-lede">Each of the {len(rows):,} dots below is one way to lay out a 70-billion-parameter model on {span} GPUs
 ({', '.join(f'{n:,}' for n in ns)}; sequence length 8,192, 16 M tokens per step), scored by the small cost model in
@@ -782,17 +780,14 @@ collective and two link speeds, and nothing about kernels, congestion or straggl
 <div><span class="control-label">Filter</span><label class="check"><input id="sweep-fit" type="checkbox"> only configurations that fit</label></div>
 <p class="sweep-count" aria-live="polite"></p>
 </div>
-<figure class="sweep-figure" id="fig-config-sweep">
+<div class="sweep-figure" id="fig-config-sweep">
 <div class="table-wrap sweep-scroll" tabindex="0">
 <div class="sweep-inner">
 {chart}
 </div>
 </div>
 <p class="sweep-readout" aria-live="polite">Hover over or tap a dot: its configuration appears here.</p>
-<figcaption class="figure-legend">{num}Model FLOPs utilisation against memory per GPU, coloured by tensor-parallel degree (filled: fits; ring: does not). Utilisation
-tends to rise with memory: layouts that use little of it pay in recomputation, communication or a larger pipeline bubble. The best
-layouts that fit use most of the card, and several that would do better still do not fit at all.</figcaption>
-</figure>
+</div>
 <div class="table-wrap" tabindex="0">
 <table class="data-table">
 <caption>The twelve best configurations that fit, according to the toy model</caption>
