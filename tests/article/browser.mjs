@@ -92,7 +92,7 @@ async function checkPresets(page) {
     expects.filter((e) => e.spec.split(':').length !== 3).map((e) => e.spec).join(' '));
 }
 
-// Bad input is refused visibly rather than rounded or drawn.
+// Bad input is refused visibly rather than rounded or drawn, and the explorer's pricing rules hold.
 async function checkRefusals(page) {
   const pe = '#fragment-parallelism-explorer';
   await page.locator(pe).scrollIntoViewIfNeeded();
@@ -106,6 +106,24 @@ async function checkRefusals(page) {
   await page.evaluate(() => window.folioPresets['parallelism-explorer']('8b-512'));
   const dp = await widgetValues(page, 'parallelism-explorer');
   t.ok(dp.dp_link === 'network' && dp.dp === 512, '8B on 512 GPUs: the data-parallel group spans nodes, so it is not NVLink', JSON.stringify(dp));
+  // Hand-computed: 8B, ZeRO-3 over n = 512 with m = 2 micro-batches moves 3·m·(n−1)/n·2Ψ = 95.81 GB, three times ZeRO-1's 31.94.
+  await page.evaluate(() => window.folioPresets['parallelism-explorer']('8b-512-zero3'));
+  const z3 = await widgetValues(page, 'parallelism-explorer');
+  t.ok(z3.micro === 2 && Math.abs(z3.dp_gb - 95.8125) < 1e-6 && Math.abs(z3.dp_gb / dp.dp_gb - 3) < 1e-9, 'ZeRO-3 traffic counts every micro-batch',
+    `${z3.dp_gb} GB against ${dp.dp_gb}`);
+  // 70B at 131k with CP 16 and TP 8: K and V of h_kv/t = 128 features, 3·15·2·8192·128·2 B × 20 layers × 32 = 120.8 GB.
+  await page.evaluate(() => window.folioPresets['parallelism-explorer']('70b-131k'));
+  const cp = await widgetValues(page, 'parallelism-explorer');
+  t.ok(Math.abs(cp.cp_gb - 120.7959552) < 1e-6 && cp.cp_link === 'network', 'CP traffic divides h_kv by TP', JSON.stringify(cp.cp_gb));
+  // A pipeline that stays inside one node (8B on 8 GPUs, TP 2 × PP 4) is priced as NVLink.
+  await page.evaluate(() => {
+    const root = document.querySelector('#fragment-parallelism-explorer [data-widget]');
+    const set = (id, v) => { root.querySelector(id).value = String(v); };
+    set('#pe-model', '8'); set('#pe-gpus', 8); set('#pe-tp', 2); set('#pe-pp', 4); set('#pe-cp', 1); set('#pe-gbs', 256); set('#pe-mb', 1);
+    root.querySelector('#pe-pp').dispatchEvent(new Event('change', { bubbles: true }));
+  });
+  const pp = await widgetValues(page, 'parallelism-explorer');
+  t.ok(!pp.error && pp.pp_link === 'NVLink' && pp.dp_link === 'NVLink', 'a pipeline inside one node is priced as NVLink', JSON.stringify([pp.pp_link, pp.dp_link]));
 
   const mc = '#fragment-memory-calculator';
   await page.locator(mc).scrollIntoViewIfNeeded();
