@@ -539,7 +539,8 @@ def memory(m, tp, pp, cp, mb, zero, recompute, dp, micro, seq):
     s = seq // cp
     sbh = s * mb * m['h']
     sel = layer_coef(m) * sbh / tp
-    per_layer = {'none': sel + 2 * m['a'] * s * s * mb / tp, 'selective': sel, 'full': 2 * sbh / tp}[recompute]
+    # without a fused kernel the softmax output of the local queries against all seq keys is kept
+    per_layer = {'none': sel + 2 * m['a'] * s * seq * mb / tp, 'selective': sel, 'full': 2 * sbh / tp}[recompute]
     inflight = min(pp, micro) if pp > 1 else 1
     act = per_layer * (m['L'] // pp) * inflight + (sel if recompute == 'full' else 0)
     return states + act
