@@ -1,7 +1,10 @@
 // The article in headless Chromium, served by folio: every fragment is filled, the
 // interactive fragments react to input and survive re-injection, a missing fragment shows a
 // polite error without retries, the contents track the reader, media and the iframe load,
-// and nothing logs an error or fails a request. Screenshots go to $FOLIO_ARTIFACTS.
+// every preset puts its worked example into a widget that then shows exactly the text's numbers
+// (data-expect spans), bad input is refused visibly, the sweep's memory is the explorer's, a tap
+// reads a sweep dot on a phone, and nothing logs an error or fails a request. Screenshots go to
+// $FOLIO_ARTIFACTS.
 import fs from 'node:fs';
 import path from 'node:path';
 import { startFolio } from '../lib/folio.mjs';
@@ -15,7 +18,7 @@ const shot = (name) => path.join(ARTIFACTS, `article-${name}.png`);
 
 let folio, browser;
 const cleanup = async () => { await browser?.close().catch(() => {}); await folio?.stop().catch(() => {}); };
-watchdog(110000, cleanup);
+watchdog(230000, cleanup);
 
 const MISSING = '__missing_for_test__';
 const INTERACTIVE = {
@@ -42,6 +45,159 @@ async function setRange(page, sel, value) {
     el.value = String(v);
     el.dispatchEvent(new Event('input', { bubbles: true }));
   }, value);
+}
+
+// A number as the text writes it ("1,120", "9.72", "−3") and how many decimals it claims.
+function statedNumber(text) {
+  const m = text.replace(/[\s\u00a0\u202f,]/g, '').replace(/\u2212/g, '-').match(/-?\d+(\.(\d+))?/);
+  return m ? { value: Number(m[0]), decimals: m[2] ? m[2].length : 0 } : null;
+}
+const roundTo = (v, d) => Math.round(v * 10 ** d) / 10 ** d;
+const widgetSel = (w) => `#fragment-${w} [data-widget="${w}"]`;
+const widgetValues = (page, w) => page.$eval(widgetSel(w), (e) => JSON.parse(e.getAttribute('data-values') || '{}'));
+
+// Every worked example: the text's preset link (or, for presets the text does not link, the widget's
+// own list) puts it into the widget, and every number the text states about it (data-expect spans)
+// is what the widget shows, to the decimals the text writes.
+async function checkPresets(page) {
+  const links = await page.$$eval('a[data-preset]', (els) => [...new Set(els.map((a) => a.getAttribute('data-preset')))]);
+  const expects = await page.$$eval('[data-expect]', (els) => els.map((e) => ({ spec: e.getAttribute('data-expect'), text: e.textContent })));
+  const own = await page.$$eval('[data-widget] select.preset-select', (sels) => sels.flatMap((s) =>
+    [...s.options].filter((o) => o.value).map((o) => s.closest('[data-widget]').getAttribute('data-widget') + ':' + o.value)));
+  t.ok(own.length >= 8, 'the widgets offer their worked examples as presets', own.join(' '));
+  const specs = [...new Set([...links, ...own, ...expects.map((e) => e.spec.split(':').slice(0, 2).join(':'))])];
+  for (const spec of specs) {
+    const [widget, name] = spec.split(':');
+    if (links.includes(spec)) {
+      const a = page.locator(`a[data-preset="${spec}"]`).first();
+      await a.scrollIntoViewIfNeeded();
+      await a.click();
+    } else {
+      await page.evaluate(([w, n]) => window.folioPresets?.[w]?.(n), [widget, name]);
+    }
+    const applied = await page.waitForFunction(([sel, n]) => document.querySelector(sel)?.getAttribute('data-preset') === n,
+      [widgetSel(widget), name], { timeout: 3000 }).then(() => true, () => false);
+    t.ok(applied, `preset ${spec} is applied${links.includes(spec) ? ' by its link in the text' : ''}`);
+    if (!applied) continue;
+    if (links.includes(spec)) t.ok(await page.evaluate(() => location.hash), `preset link ${spec} sets the address`);
+    const v = await widgetValues(page, widget);
+    t.ok(!v.error, `preset ${spec} is a valid layout`, JSON.stringify(v));
+    for (const e of expects.filter((x) => x.spec.startsWith(spec + ':'))) {
+      const key = e.spec.split(':')[2], n = statedNumber(e.text);
+      t.ok(n && typeof v[key] === 'number' && Math.abs(roundTo(v[key], n.decimals) - n.value) < 1e-9,
+        `the text's ${key} for ${spec} is the widget's`, `text "${e.text.trim()}", widget ${v[key]}`);
+    }
+  }
+  // Hand-computed (python3, see the article-widgets note), so the widgets are checked even where the text says nothing.
+  const HAND = {
+    'memory-calculator:7b': { act_gb: 104.1530, act_layer_gb: 3.2548, states_gb: 112, bracket: 194 },
+    'memory-calculator:7b-flash': { act_gb: 18.2536 },
+    'memory-calculator:7b-llama': { act_gb: 51.6066, bracket: 96.125 },
+    'memory-calculator:70b-1024': { total_gb: 32.0518 },
+    'memory-calculator:70b-z1': { states_gb: 293.125 },
+    'parallelism-explorer:70b-1024': { total_gb: 32.0518, compute_s: 7.6693, bubble_s: 0.7190, tp_s: 1.3362, pp_ms: 21.4748, dp_s: 0.1695, step_s: 9.7245, mfu_pct: 38.5183 },
+    'parallelism-explorer:70b-131k': { cp_s: 2.4159, step_s: 21.3978 },
+    'parallelism-explorer:8b-512': { dp_s: 0.1410 },
+    'pipeline-schedule:p8-m32': { bubble_pct: 17.9487, peak_inflight: 8 },
+  };
+  for (const [spec, want] of Object.entries(HAND)) {
+    const [widget, name] = spec.split(':');
+    await page.evaluate(([w, n]) => window.folioPresets[w](n), [widget, name]);
+    const v = await widgetValues(page, widget);
+    for (const [k, x] of Object.entries(want)) {
+      t.ok(Math.abs(v[k] - x) <= 1e-4 * Math.max(1, Math.abs(x)), `${spec} ${k} is the hand-computed ${x}`, `widget ${v[k]}`);
+    }
+  }
+  t.ok(expects.every((e) => e.spec.split(':').length === 3), 'every data-expect names widget:preset:key',
+    expects.filter((e) => e.spec.split(':').length !== 3).map((e) => e.spec).join(' '));
+}
+
+// Bad input is refused visibly rather than rounded or drawn, and the explorer's pricing rules hold.
+async function checkRefusals(page) {
+  const pe = '#fragment-parallelism-explorer';
+  await page.locator(pe).scrollIntoViewIfNeeded();
+  await page.selectOption('#pe-model', '405');
+  await page.selectOption('#pe-gpus', '1024');
+  await page.selectOption('#pe-pp', '16');
+  const refused = await page.$eval(pe, (e) => ({ text: e.querySelector('.pe-summary').innerText, visible: e.querySelector('.pe-summary .warn')?.offsetHeight > 0,
+    values: e.querySelector('[data-widget]').getAttribute('data-values'), bars: e.querySelectorAll('.pe-chart rect').length }));
+  t.ok(/126 layers do not split into 16/.test(refused.text) && refused.visible && refused.bars === 0 && /"error":true/.test(refused.values),
+    'the explorer refuses 126 layers in 16 stages, visibly', JSON.stringify(refused));
+  await page.evaluate(() => window.folioPresets['parallelism-explorer']('8b-512'));
+  const dp = await widgetValues(page, 'parallelism-explorer');
+  t.ok(dp.dp_link === 'network' && dp.dp === 512, '8B on 512 GPUs: the data-parallel group spans nodes, so it is not NVLink', JSON.stringify(dp));
+  // Hand-computed: 8B, ZeRO-3 over n = 512 with m = 2 micro-batches moves 3·m·(n−1)/n·2Ψ = 95.81 GB, three times ZeRO-1's 31.94.
+  await page.evaluate(() => window.folioPresets['parallelism-explorer']('8b-512-zero3'));
+  const z3 = await widgetValues(page, 'parallelism-explorer');
+  t.ok(z3.micro === 2 && Math.abs(z3.dp_gb - 95.8125) < 1e-6 && Math.abs(z3.dp_gb / dp.dp_gb - 3) < 1e-9, 'ZeRO-3 traffic counts every micro-batch',
+    `${z3.dp_gb} GB against ${dp.dp_gb}`);
+  // 70B at 131k with CP 16 and TP 8: K and V of h_kv/t = 128 features, 3·15·2·8192·128·2 B × 20 layers × 32 = 120.8 GB.
+  await page.evaluate(() => window.folioPresets['parallelism-explorer']('70b-131k'));
+  const cp = await widgetValues(page, 'parallelism-explorer');
+  t.ok(Math.abs(cp.cp_gb - 120.7959552) < 1e-6 && cp.cp_link === 'network', 'CP traffic divides h_kv by TP', JSON.stringify(cp.cp_gb));
+  // A pipeline that stays inside one node (8B on 8 GPUs, TP 2 × PP 4) is priced as NVLink.
+  await page.evaluate(() => {
+    const root = document.querySelector('#fragment-parallelism-explorer [data-widget]');
+    const set = (id, v) => { root.querySelector(id).value = String(v); };
+    set('#pe-model', '8'); set('#pe-gpus', 8); set('#pe-tp', 2); set('#pe-pp', 4); set('#pe-cp', 1); set('#pe-gbs', 256); set('#pe-mb', 1);
+    root.querySelector('#pe-pp').dispatchEvent(new Event('change', { bubbles: true }));
+  });
+  const pp = await widgetValues(page, 'parallelism-explorer');
+  t.ok(!pp.error && pp.pp_link === 'NVLink' && pp.dp_link === 'NVLink', 'a pipeline inside one node is priced as NVLink', JSON.stringify([pp.pp_link, pp.dp_link]));
+
+  const mc = '#fragment-memory-calculator';
+  await page.locator(mc).scrollIntoViewIfNeeded();
+  for (const bad of ['2.5', '100', '0']) {
+    await page.fill('#mc-mb', bad);
+    const r = await page.$eval(mc, (e) => {
+      const err = e.querySelector('.mc-error');
+      return err && { text: err.innerText, visible: err.offsetHeight > 0, invalid: e.querySelector('#mc-mb').getAttribute('aria-invalid'),
+        values: e.querySelector('[data-widget]').getAttribute('data-values'), bars: e.querySelectorAll('.mc-chart rect').length };
+    });
+    t.ok(r && r.visible && r.text.includes(bad) && r.invalid === 'true' && r.bars === 0 && /"error":true/.test(r.values),
+      `the calculator refuses a micro-batch of ${bad}, visibly`, JSON.stringify(r));
+  }
+  await page.fill('#mc-mb', '2');
+  const ok = await widgetValues(page, 'memory-calculator');
+  t.ok(!ok.error && ok.total_gb > 0, 'a whole micro-batch is accepted again', JSON.stringify(ok));
+}
+
+// The sweep counts memory exactly as the explorer does: rows of its CSV, entered into the explorer.
+async function checkSweepAgainstExplorer(page) {
+  const csv = await page.evaluate(() => fetch('assets/data/sweep-70b.csv').then((r) => r.text()));
+  const [head, ...lines] = csv.trim().split('\n');
+  const keys = head.split(',');
+  const rows = lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [keys[i], v])));
+  const Ns = [...new Set(rows.map((r) => r.N))];
+  t.ok(['64', '128', '256', '512', '1024'].every((n) => Ns.includes(n)), 'the sweep covers 64 to 1,024 GPUs', Ns.join(' '));
+  const picks = rows.filter((_, i) => i % Math.ceil(rows.length / 15) === 0);
+  for (const r of picks) {
+    const total = await page.evaluate((r) => {
+      const root = document.querySelector('#fragment-parallelism-explorer [data-widget]');
+      const set = (id, v) => { root.querySelector(id).value = String(v); };
+      set('#pe-model', '70'); set('#pe-gpus', r.N); set('#pe-tp', r.tp); set('#pe-pp', r.pp); set('#pe-cp', r.cp);
+      set('#pe-seq', 8192); set('#pe-gbs', 2048); set('#pe-mb', r.mb); set('#pe-zero', r.zero); set('#pe-rc', r.recompute);
+      root.querySelector('#pe-rc').dispatchEvent(new Event('change', { bubbles: true }));
+      return JSON.parse(root.getAttribute('data-values')).total_gb;
+    }, r);
+    t.ok(typeof total === 'number' && Math.abs(roundTo(total, 2) - Number(r.mem_gb)) < 0.0101,
+      `sweep row N=${r.N} dp=${r.dp} tp=${r.tp} pp=${r.pp} cp=${r.cp} mb=${r.mb} ZeRO-${r.zero} ${r.recompute}: same memory as the explorer`,
+      `sweep ${r.mem_gb} GB, explorer ${total}`);
+  }
+}
+
+// On a touch screen a tap on a dot of the sweep describes it in words.
+async function checkSweepTap(page) {
+  const chart = page.locator('#fragment-config-sweep .sweep-chart');
+  await chart.scrollIntoViewIfNeeded();
+  const before = await page.$eval('#fragment-config-sweep .sweep-readout', (e) => e.textContent);
+  const dot = await page.$eval('#fragment-config-sweep .sweep-dots g[data-fit="1"] circle', (c) => {
+    const r = c.getBoundingClientRect();
+    return { x: r.x + r.width / 2, y: r.y + r.height / 2, inView: r.y > 0 && r.y < innerHeight };
+  });
+  await page.touchscreen.tap(dot.x, dot.y);
+  const after = await page.$eval('#fragment-config-sweep .sweep-readout', (e) => e.textContent);
+  t.ok(dot.inView && after !== before && /^\d[\d,]* GPUs: DP \d+/.test(after), 'phone: tapping a dot of the sweep reads out its configuration', after);
 }
 
 function watch(page, problems, allow404 = []) {
@@ -74,7 +230,7 @@ try {
   browser = await launchBrowser();
 
   // ---- light mode, desktop ------------------------------------------------------------------
-  const ctx = await browser.newContext({ viewport: { width: 1366, height: 900 }, colorScheme: 'light' });
+  const ctx = await browser.newContext({ viewport: { width: 1366, height: 900 }, colorScheme: 'light', reducedMotion: 'reduce' });
   const page = await ctx.newPage();
   const problems = [];
   const requests = [];
@@ -181,6 +337,10 @@ try {
   await page.click('a.cite[href="#ref-zero"]');
   t.ok(await page.evaluate(() => location.hash === '#ref-zero' && document.querySelector('#ref-zero:target') !== null), 'citation links jump to their reference');
 
+  await checkPresets(page);
+  await checkRefusals(page);
+  await checkSweepAgainstExplorer(page);
+
   t.ok(problems.length === 0, 'no console errors or failed requests (light, desktop)', problems.join(' | '));
   await ctx.close();
 
@@ -189,7 +349,7 @@ try {
     ['dark', { viewport: { width: 1366, height: 900 }, colorScheme: 'dark' }],
     ['phone', { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, colorScheme: 'light' }],
   ]) {
-    const c = await browser.newContext(opts);
+    const c = await browser.newContext({ ...opts, reducedMotion: 'reduce' });   // no smooth scrolling
     const p = await c.newPage();
     const probs = [];
     watch(p, probs);
@@ -204,9 +364,12 @@ try {
       t.ok(overflow <= 1, 'phone: no horizontal scrolling of the page', `${overflow}px too wide`);
     }
     await p.screenshot({ path: shot(`top-${label}`) });
+    if (label === 'phone') await checkSweepTap(p);
     if (label === 'phone') {
-      await p.locator('#fragment-memory-calculator').scrollIntoViewIfNeeded();
-      await p.locator('#fragment-memory-calculator').screenshot({ path: shot('phone-memory-calculator') });
+      // A viewport shot from the widget's top: an element shot taller than the screen makes Playwright
+      // resize the viewport, which is not what a phone shows.
+      await p.evaluate(() => document.getElementById('fragment-memory-calculator').scrollIntoView({ block: 'start' }));
+      await p.screenshot({ path: shot('phone-memory-calculator') });
     }
     t.ok(probs.length === 0, `${label}: no console errors or failed requests`, probs.join(' | '));
     await c.close();

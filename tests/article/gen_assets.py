@@ -13,7 +13,7 @@ import json, math, os, random, struct, zlib
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 A = os.path.join(ROOT, 'assets')
 C = dict(param='#4c78a8', grad='#f58518', opt='#54a24b', act='#e45756', comm='#b279a2',
-         idle='#bab0ac', fwd='#4c78a8', bwd='#72b7b2', gold='#eeca3b')
+         idle='#bab0ac', fwd='#4c78a8', bwd='#b5651d', gold='#eeca3b')
 
 STYLE = """<style>
 text{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;fill:#1f2430;font-size:14px}
@@ -267,12 +267,16 @@ def fig_ring_attention():
             b.append(txt(px + 65, y + 21, f'Q{g}', 'xs b', 'middle', ' style="fill:#fff"'))
             kv = (g - step) % n
             causal_skip = kv > g
-            b.append(rect(px + 96, y, 60, 32, cols[kv], ' rx="3"' + (' opacity="0.25"' if causal_skip else '')))
-            b.append(txt(px + 126, y + 21, f'K{kv}V{kv}', 'xs b', 'middle', ' style="fill:#fff"'))
+            if causal_skip:     # masked: a pale tile with a dashed outline, labelled in the text colour
+                b.append(rect(px + 96, y, 60, 32, cols[kv], f' rx="3" fill-opacity="0.22" stroke="{cols[kv]}" stroke-dasharray="3 2"'))
+                b.append(txt(px + 126, y + 21, f'K{kv}V{kv}', 'xs b', 'middle'))
+            else:
+                b.append(rect(px + 96, y, 60, 32, cols[kv], ' rx="3"'))
+                b.append(txt(px + 126, y + 21, f'K{kv}V{kv}', 'xs b', 'middle', ' style="fill:#fff"'))
         if step < n - 1:
             b.append(f'<path d="M{px + 162} 150 h16" class="ln" stroke-width="2" marker-end="url(#ah)"/>')
     b.append(txt(20, 272, 'Each step: compute attention of the local Q block against the visiting K,V block, fold it into a running softmax,', 's'))
-    b.append(txt(20, 290, 'and pass the K,V block to the next GPU while the next one arrives. Faded blocks are fully masked under causal attention:', 's'))
+    b.append(txt(20, 290, 'and pass the K,V block to the next GPU while the next one arrives. Pale, dashed blocks are fully masked (causal):', 's'))
     b.append(txt(20, 308, 'GPU0 idles in three of four steps while GPU3 works in all of them; hence the zig-zag split (chunks i and 2c−1−i).', 's'))
     return svg(W, H, '\n'.join(b), 'Ring attention across four GPUs in four steps',
                'Each GPU keeps its query block and, in each of four steps, receives the next key/value block from its '
@@ -282,24 +286,25 @@ def fig_ring_attention():
 
 # Figure 8 (wide): pipeline schedules
 def fig_pipeline(p=4, m=8):
-    W = 1340
-    H = 430
-    u = 34  # px per time unit (forward = 1, backward = 2)
-    b = [txt(20, 30, f'Pipeline schedules with p = {p} stages and m = {m} micro-batches (forward = 1 unit, backward = 2 units)', 't')]
+    W = 1060
+    H = 470
+    u = 26  # px per time unit (forward = 1, backward = 2); type sized for a band about 830 px wide
+    big = ' style="font-size:14px"'
+    b = [txt(20, 30, f'Pipeline schedules with p = {p} stages and m = {m} micro-batches (forward = 1 unit, backward = 2 units)', 't', extra=' style="font-size:17px"')]
 
     def lane(y0, label, events, total):
-        b.append(txt(20, y0 - 12, label, 'b'))
+        b.append(txt(20, y0 - 12, label, 'b', extra=big))
         for s in range(p):
             y = y0 + s * 26
-            b.append(txt(20, y + 16, f'stage {s}', 'xs'))
+            b.append(txt(14, y + 16, f'stage {s}', '', extra=' style="font-size:13px"'))
             b.append(rect(80, y, total * u, 22, 'none', ' class="box"'))
         for (s, t, d, kind, mb) in events:
             col = C['fwd'] if kind == 'F' else C['bwd']
             b.append(rect(80 + t * u, y0 + s * 26, d * u - 1, 22, col, ' rx="2"'))
-            b.append(txt(80 + t * u + d * u / 2, y0 + s * 26 + 15, str(mb + 1), 'xs b', 'middle', ' style="fill:#fff"'))
+            b.append(txt(80 + t * u + d * u / 2, y0 + s * 26 + 16, str(mb + 1), 'b', 'middle', ' style="fill:#fff;font-size:12.5px"'))
         busy = sum(d for (_, _, d, _, _) in events)
         frac = 1 - busy / (total * p)
-        b.append(txt(80 + total * u + 10, y0 + 50, f'idle: {frac * 100:.0f}%', 's b'))
+        b.append(txt(80 + total * u + 10, y0 + 50, f'idle: {frac * 100:.0f}%', 'b', extra=big))
 
     # GPipe: all forwards, then all backwards
     ev = []
@@ -317,11 +322,11 @@ def fig_pipeline(p=4, m=8):
     ev = simulate_1f1b(p, m)
     total2 = max(t + d for (_, t, d, _, _) in ev)
     lane(250, '1F1B: after a warm-up, alternate one forward and one backward (stores at most p)', ev, total2)
-    b.append(rect(80, 390, 14, 14, C['fwd']))
-    b.append(txt(100, 402, 'forward of micro-batch k', 's'))
-    b.append(rect(300, 390, 14, 14, C['bwd']))
-    b.append(txt(320, 402, 'backward of micro-batch k', 's'))
-    b.append(txt(560, 402, f'Both idle for (p−1)/(m+p−1) = {(p - 1) / (m + p - 1) * 100:.0f}% of the step; 1F1B just needs far less activation memory.', 's'))
+    b.append(rect(80, 392, 16, 16, C['fwd']))
+    b.append(txt(104, 405, 'forward of micro-batch k', '', extra=big))
+    b.append(rect(330, 392, 16, 16, C['bwd']))
+    b.append(txt(354, 405, 'backward of micro-batch k', '', extra=big))
+    b.append(txt(80, 438, f'Both idle for (p−1)/(m+p−1) = {(p - 1) / (m + p - 1) * 100:.0f}% of the step; 1F1B just needs far less activation memory.', '', extra=big))
     return svg(W, H, '\n'.join(b), 'GPipe and 1F1B pipeline schedules',
                'Two timelines of four pipeline stages processing eight micro-batches. Both have the same idle '
                'bubble at the start and end; GPipe runs all forward passes before all backward passes, while 1F1B '
@@ -409,13 +414,13 @@ def fig_roofline():
     W, H = 760, 420
     x0, y0, pw, ph = 80, 40, 620, 320
     lx = lambda v: x0 + (math.log10(v) - (-1)) / (4 - (-1)) * pw   # 0.1 .. 10^4 FLOP/byte
-    ly = lambda v: y0 + ph - (math.log10(v) - 0) / (4 - 0) * ph     # 1 .. 10^4 TFLOP/s
+    ly = lambda v: y0 + ph - (math.log10(v) + 1) / (4 + 1) * ph     # 0.1 .. 10^4 TFLOP/s
     b = [txt(20, 26, 'Roofline of an H100 SXM (bf16 dense, 989 TFLOP/s; HBM3, 3.35 TB/s)', 't')]
     for d in range(-1, 5):
         x = lx(10 ** d)
         b.append(f'<line x1="{x:.1f}" y1="{y0}" x2="{x:.1f}" y2="{y0 + ph}" class="grid"/>')
         b.append(txt(x, y0 + ph + 18, f'{10 ** d:g}', 'xs', 'middle'))
-    for d in range(0, 5):
+    for d in range(-1, 5):
         y = ly(10 ** d)
         b.append(f'<line x1="{x0}" y1="{y:.1f}" x2="{x0 + pw}" y2="{y:.1f}" class="grid"/>')
         b.append(txt(x0 - 8, y + 4, f'{10 ** d:g}', 'xs', 'end'))
@@ -425,14 +430,14 @@ def fig_roofline():
     ridge = peak / bw
     pts = [(0.1, 0.1 * bw), (ridge, peak), (1e4, peak)]
     d = ' '.join(f'{"M" if i == 0 else "L"}{lx(a):.1f} {ly(max(v, 1)):.1f}' for i, (a, v) in enumerate(pts))
-    b.append(f'<path d="M{lx(1 / bw):.1f} {ly(1):.1f} L{lx(ridge):.1f} {ly(peak):.1f} L{lx(1e4):.1f} {ly(peak):.1f}" stroke="#e45756" stroke-width="3" fill="none"/>')
+    b.append(f'<path d="M{lx(0.1):.1f} {ly(0.1 * bw):.1f} L{lx(ridge):.1f} {ly(peak):.1f} L{lx(1e4):.1f} {ly(peak):.1f}" stroke="#e45756" stroke-width="3" fill="none"/>')
     b.append(txt(lx(ridge) - 8, ly(peak) - 8, f'ridge ≈ {ridge:.0f} FLOP/B', 's b', 'end'))
     kernels = [('elementwise add (bf16)', 1 / 6, 9, -8, 'start'), ('LayerNorm / softmax', 1.5, 9, -8, 'start'),
                ('attention, naive', 8, 9, -8, 'start'), ('FlashAttention fwd', 170, 9, 18, 'start'),
                ('GEMM 8192³', 2730, 0, 22, 'middle'), ('GEMM 4096×4096×128', 120, -9, -10, 'end')]
     for (name, ai, dx, dy, anchor) in kernels:
         att = min(peak, ai * bw)
-        x, y = lx(ai), ly(max(att * 0.8, 1))
+        x, y = lx(ai), ly(att * 0.8)              # 80% of what the roof allows: always below it
         b.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="#4c78a8"/>')
         b.append(txt(x + dx, y + dy, name, 'xs', anchor))
     return svg(W, H, '\n'.join(b), 'Roofline model of an H100 GPU with typical training kernels',
@@ -444,7 +449,7 @@ def fig_roofline():
 
 # Figure 11: FlashAttention tiling
 def fig_flash():
-    W, H = 760, 330
+    W, H = 760, 342
     b = [txt(20, 28, 'FlashAttention: stream K,V tiles through SRAM, never store N×N scores', 't')]
     # Q, K^T, V blocks
     b.append(txt(40, 60, 'Q (N × d)', 's b'))
@@ -459,16 +464,16 @@ def fig_flash():
     for i in range(6):
         for j in range(6):
             col = C['gold'] if (i == 2 and j == 3) else ('#d5d8de' if j <= 3 and i == 2 else 'none')
-            b.append(rect(140 + j * 30, 170 + i * 22, 27, 19, col, ' class="box"' if col == 'none' else ' rx="1"'))
+            b.append(rect(140 + j * 30, 172 + i * 19, 27, 16, col, ' class="box"' if col == 'none' else ' rx="1"'))
     b.append(rect(390, 70, 340, 200, 'none', ' class="box" rx="10"'))
     b.append(txt(405, 95, 'For each query tile Qᵢ (one thread block):', 's b'))
     lines = ['load Qᵢ into SRAM; m = −∞, ℓ = 0, O = 0', 'for each key tile j:', '   load Kⱼ, Vⱼ into SRAM',
              '   S = Qᵢ Kⱼᵀ / √d            (in SRAM)', '   m′ = max(m, rowmax S)', '   P = exp(S − m′)',
              '   ℓ = e^(m−m′) ℓ + rowsum P', '   O = e^(m−m′) O + P Vⱼ ;  m = m′', 'write Oᵢ / ℓ and log-sum-exp to HBM']
     for k, l in enumerate(lines):
-        b.append(txt(405, 118 + k * 17, l, 'xs m'))
-    b.append(txt(20, 300, 'HBM traffic drops from Θ(N·d + N²) to Θ(N²·d²/M) for SRAM size M.', 's'))
-    b.append(txt(20, 318, 'The backward pass recomputes S from Q, K and the saved per-row statistics.', 's'))
+        b.append(txt(405, 118 + k * 17, l, 'xs m', extra=' style="white-space:pre"'))
+    b.append(txt(20, 310, 'HBM traffic drops from Θ(N·d + N²) to Θ(N²·d²/M) for SRAM size M.', 's'))
+    b.append(txt(20, 328, 'The backward pass recomputes S from Q, K and the saved per-row statistics.', 's'))
     return svg(W, H, '\n'.join(b), 'Tiling scheme of FlashAttention',
                'A query tile and a key tile are loaded into on-chip memory, their score tile is computed and '
                'consumed immediately with an online softmax that keeps a running maximum and sum, and only the '
@@ -508,27 +513,46 @@ def fig_recompute():
 
 
 # ---------------------------------------------------------------------------------------------
-# A deliberately small cost model for 3D/4D parallel training of a dense transformer.
+# A deliberately small cost model for 3D/4D parallel training of a dense transformer. Its memory
+# model and the pricing of each collective are the parallelism explorer's
+# (fragments/parallelism-explorer.html); only the compute efficiency and the overlap factors are
+# the sweep's own round guesses.
 MODELS = {
-    '8B': dict(L=32, h=4096, a=32, kv=8, ffn=14336, V=128256),
-    '70B': dict(L=80, h=8192, a=64, kv=8, ffn=28672, V=128256),
+    '8B': dict(P=8e9, L=32, h=4096, a=32, kv=8, ffn=14336),
+    '70B': dict(P=70e9, L=80, h=8192, a=64, kv=8, ffn=28672),
 }
+NODE = 8
 
 
-def n_params(m):
-    L, h, kv, a, f, V = m['L'], m['h'], m['kv'], m['a'], m['ffn'], m['V']
-    attn = h * h * 2 + 2 * h * (h // a) * kv
-    mlp = 3 * h * f
-    return L * (attn + mlp + 2 * h) + 2 * V * h
+def layer_coef(m):
+    """Llama layer (SwiGLU, no dropout, GQA), bytes per s*b*h with fused attention:
+    12 (2 RMSNorm inputs and outputs, Q, attention output) + 4 h_kv/h (K, V) + 6 f/h (SwiGLU)."""
+    hkv = m['kv'] * m['h'] // m['a']
+    return 12 + 4 * hkv / m['h'] + 6 * m['ffn'] / m['h']
+
+
+def memory(m, tp, pp, cp, mb, zero, recompute, dp, micro, seq):
+    """Bytes per GPU: model states with ZeRO over n = dp*cp, activations of the first 1F1B stage."""
+    n = dp * cp
+    shard = m['P'] / (tp * pp)
+    states = 2 * shard / (n if zero >= 3 else 1) + 2 * shard / (n if zero >= 2 else 1) + 12 * shard / (n if zero >= 1 else 1)
+    s = seq // cp
+    sbh = s * mb * m['h']
+    sel = layer_coef(m) * sbh / tp
+    # without a fused kernel the softmax output of the local queries against all seq keys is kept
+    per_layer = {'none': sel + 2 * m['a'] * s * seq * mb / tp, 'selective': sel, 'full': 2 * sbh / tp}[recompute]
+    inflight = min(pp, micro) if pp > 1 else 1
+    act = per_layer * (m['L'] // pp) * inflight + (sel if recompute == 'full' else 0)
+    return states + act
 
 
 def toy_step(model, N, tp, pp, cp, mb, zero, recompute, seq=8192, gbs_tokens=16 * 2 ** 20,
              peak=989e12, nvlink=450e9, ib=50e9, hbm=80e9):
-    """Memory per GPU and step time for one layout. Every constant here is a round guess."""
+    """Memory per GPU and step time for one layout. The efficiency curve and overlap factors are round guesses."""
     m = MODELS[model]
-    P = n_params(m)
+    P, L, h, a = m['P'], m['L'], m['h'], m['a']
     dp = N // (tp * pp * cp)
-    if dp < 1 or dp * tp * pp * cp != N or m['L'] % pp or m['kv'] % min(tp, m['kv']):
+    if dp < 1 or dp * tp * pp * cp != N or L % pp or m['kv'] % min(tp, m['kv']):
         return None
     if pp > 1 and zero > 1:          # sharded gradients/parameters and pipelining do not mix well
         return None
@@ -538,46 +562,54 @@ def toy_step(model, N, tp, pp, cp, mb, zero, recompute, seq=8192, gbs_tokens=16 
     micro = seqs // (dp * mb)          # micro-batches per pipeline per step
     if pp > 1 and micro < pp:
         return None
-    dpg = dp * cp                      # context-parallel ranks hold the same weights, so they join the
+    n = dp * cp                        # context-parallel ranks hold the same weights, so they join the
     shard = P / (tp * pp)              # gradient reduction and the optimizer sharding
-    states = {0: 16 * shard, 1: 4 * shard + 12 * shard / dpg, 2: 2 * shard + 14 * shard / dpg,
-              3: 16 * shard / dpg}[zero]
-    s, h, a = seq // cp, m['h'], m['a']
-    full_layer = s * mb * h * (34 / tp + 5 * a * s / (h * tp))
-    per_layer = {'none': full_layer, 'selective': s * mb * h * 34 / tp, 'full': 2 * s * mb * h}[recompute]
-    inflight = min(pp, micro) if pp > 1 else 1
-    act = per_layer * (m['L'] / pp) * inflight
-    if recompute == 'full':
-        act += full_layer             # one layer rematerialised at a time
-    act += 4 * s * mb * m['V'] / tp if pp == 1 else 0   # fp32 logits on the last stage
-    mem = states + act
-    flops = 6 * P * gbs_tokens + 6 * m['L'] * h * seq * gbs_tokens  # dense + causal attention
-    extra = {'none': 1.0, 'selective': 1.04, 'full': 1.33}[recompute]
+    mem = memory(m, tp, pp, cp, mb, zero, recompute, dp, micro, seq)
+    s = seq // cp
+    model_flops = (6 * P + 6 * L * h * seq) * gbs_tokens          # dense + causal attention
+    extra = {'none': 0, 'selective': 2 * L * h * seq, 'full': 2 * P + 2 * L * h * seq}[recompute] * gbs_tokens
     tok, hh = mb * s, h / tp
     eff = 0.7 * tok / (tok + 1536) * hh / (hh + 384)   # small GEMMs run further from peak
-    t_comp = flops * extra / (N * peak * eff)
+    t_comp = (model_flops + extra) / (N * peak * eff)
     bubble = (pp - 1) / (micro + pp - 1) if pp > 1 else 0.0
     t_pipe = t_comp / (1 - bubble)
-    layers = m['L'] / pp
-    t_tp = 0 if tp == 1 else 8 * (tp - 1) / tp * (mb * s * h * 2) * layers * micro / nvlink * 0.6
+    layers = L // pp
+    # links as in the explorer: ranks numbered TP, CP, PP, DP from the inside out, 8 GPUs a node
+    bw_tp = nvlink if tp <= NODE else ib
+    bw_cp = nvlink if tp * cp <= NODE else ib
+    bw_pp = nvlink if tp * cp * pp <= NODE else ib
+    bw_dp = nvlink if (N if dp > 1 else tp * cp) <= NODE else ib
+    n_ar = 6 if recompute == 'full' else 4
+    t_tp = 0 if tp == 1 else n_ar * 2 * (tp - 1) / tp * (mb * s * h * 2) * layers * micro / bw_tp * 0.6
     kvdim = m['kv'] * h // a
-    cp_bw = nvlink if tp * cp <= 8 else ib
-    t_cp = 0 if cp == 1 else (cp - 1) * 3 * 2 * s * mb * kvdim * 2 * layers * micro / cp_bw * 0.15
-    t_p2p = 0 if pp == 1 else 2 * mb * s * h * 2 * micro / (tp * ib)
-    if zero < 3:
-        c = 0 if dpg == 1 else 2 * (dpg - 1) / dpg * 2 * shard / ib
-        t_dp = 0.3 * c
+    t_cp = 0 if cp == 1 else (cp - 1) * 3 * 2 * s * mb * (kvdim / tp) * 2 * layers * micro / bw_cp * 0.15
+    t_p2p = 0 if pp == 1 else 2 * mb * s * h * 2 * micro / (tp * bw_pp)
+    # one reduce-scatter or all-gather; across nodes hierarchical, with k members of the group per node
+    k = sum(1 for q in range(min(N, NODE)) if q % tp == 0 and (q // (tp * cp)) % pp == 0)
+    if n == 1:
+        one = 0
+    elif bw_dp == nvlink or k == 1:
+        one = (n - 1) / n * 2 * shard / bw_dp
     else:
-        c = micro * 3 * (dpg - 1) / dpg * 2 * shard / ib
+        one = (k - 1) / k * 2 * shard / nvlink + (n / k - 1) / (n / k) * 2 * shard / k / ib
+    if zero <= 1:
+        t_dp = 0.3 * 2 * one
+    elif zero == 2:
+        t_dp = 0.3 * (micro + 1) * one
+    else:
+        c = 3 * micro * one
         t_dp = max(0.1 * c, c - 0.8 * t_comp)
     t = t_pipe + t_tp + t_cp + t_p2p + t_dp
-    mfu = 6 * P * gbs_tokens / (t * N * peak)
+    mfu = model_flops / (t * N * peak)
     return dict(model=model, N=N, dp=dp, tp=tp, pp=pp, cp=cp, mb=mb, zero=zero, recompute=recompute,
-                mem_gb=round(mem / 1e9, 2), fits=mem < hbm * 0.92, step_s=round(t, 3), mfu=round(mfu, 4),
+                mem_gb=round(mem / 1e9, 2), fits=mem <= hbm * 0.9, step_s=round(t, 3), mfu=round(mfu, 4),
                 tok_s_gpu=round(gbs_tokens / t / N), bubble=round(bubble, 4))
 
 
-def sweep(models=('70B',), Ns=(128, 512)):
+SWEEP_NS = (64, 128, 256, 512, 1024)
+
+
+def sweep(models=('70B',), Ns=SWEEP_NS):
     out = []
     for model in models:
         for N in Ns:
@@ -593,50 +625,72 @@ def sweep(models=('70B',), Ns=(128, 512)):
     return out
 
 
-TP_COL = {1: '#9aa1ad', 2: '#72b7b2', 4: '#4c78a8', 8: '#f58518'}
+# Okabe-Ito colours (safe for the common colour-vision deficiencies). Layouts that do not fit are
+# drawn as rings rather than faded, so they stay visible on a dark page.
+TP_COL = {1: '#E69F00', 2: '#56B4E9', 4: '#009E73', 8: '#CC79A7'}
 
 
-def scatter_svg(rows, W, H, title, desc, tooltips, fragment=False, rmax=None):
-    x0, y0, pw, ph = 70, 46, W - 100, H - 110
+def scatter_svg(rows, W, H, title, desc, tooltips, fragment=False, fs=13):
+    """Scatter of MFU against memory. fs is the tick-label size in user units; the rest scales from it."""
+    def t(x, y, s, size, anchor='start', extra='', cls=''):
+        c = f' class="{cls}"' if cls else ''
+        a = '' if anchor == 'start' else f' text-anchor="{anchor}"'
+        return f'<text x="{x:g}" y="{y:g}"{c}{a} style="font-size:{size:g}px"{extra}>{esc(s)}</text>'
+    top = (0 if fragment else fs * 2.4) + fs * 2.6            # title, then the legend row
+    x0, y0 = fs * 5.2, top + fs * 0.8
+    pw, ph = W - x0 - fs * 1.6, H - y0 - fs * 4.4
     xmax = 200
-    ymax = rmax or max(r['mfu'] for r in rows) * 1.08
+    ymax = max(r['mfu'] for r in rows) * 1.08
     X = lambda v: x0 + min(v, xmax) / xmax * pw
     Y = lambda v: y0 + ph - v / ymax * ph
     b = []
     if not fragment:
-        b.append(txt(20, 26, title, 't'))
-    for gx in range(0, xmax + 1, 20):
-        b.append(f'<line x1="{X(gx):.1f}" y1="{y0}" x2="{X(gx):.1f}" y2="{y0 + ph}" class="grid"/>')
-        b.append(txt(X(gx), y0 + ph + 16, str(gx), 'xs', 'middle'))
-    for k in range(0, 7):
+        b.append(t(fs, fs * 1.8, title, fs * 1.15, extra=' font-weight="650"'))
+    lx = x0
+    ly = top - fs * 0.9
+    for tpv, col in TP_COL.items():
+        b.append(f'<circle cx="{lx + fs * 0.45:.1f}" cy="{ly - fs * 0.35:.1f}" r="{fs * 0.4:.1f}" fill="{col}"/>')
+        b.append(t(lx + fs * 1.2, ly, f'TP = {tpv}', fs))
+        lx += fs * 5.6
+    b.append(f'<circle cx="{lx + fs * 0.45:.1f}" cy="{ly - fs * 0.35:.1f}" r="{fs * 0.35:.1f}" fill="none" stroke="#888" stroke-width="1.5"/>')
+    b.append(t(lx + fs * 1.2, ly, 'ring: does not fit', fs, cls='mute'))
+    for gx in range(0, xmax + 1, 20 if W / fs > 60 else 40):
+        b.append(f'<line x1="{X(gx):.1f}" y1="{y0:.1f}" x2="{X(gx):.1f}" y2="{y0 + ph:.1f}" class="grid"/>')
+        b.append(t(X(gx), y0 + ph + fs * 1.3, str(gx), fs, 'middle'))
+    for k in range(0, 8):
         v = k * 0.1
         if v > ymax:
             break
-        b.append(f'<line x1="{x0}" y1="{Y(v):.1f}" x2="{x0 + pw}" y2="{Y(v):.1f}" class="grid"/>')
-        b.append(txt(x0 - 6, Y(v) + 4, f'{v * 100:.0f}%', 'xs', 'end'))
-    hx = X(80 * 0.92)
-    b.append(f'<line x1="{hx:.1f}" y1="{y0}" x2="{hx:.1f}" y2="{y0 + ph}" stroke="#e45756" stroke-width="2" stroke-dasharray="6 4"/>')
-    b.append(txt(hx + 5, y0 + 14, 'usable HBM of an 80 GB GPU', 'xs'))
-    b.append(txt(x0 + pw / 2, y0 + ph + 36, 'memory per GPU (GB, clipped at 200)', 's', 'middle'))
-    b.append(txt(18, y0 + ph / 2, 'model FLOPs utilisation', 's', 'middle', f' transform="rotate(-90 18 {y0 + ph / 2})"'))
-    pts = []
+        b.append(f'<line x1="{x0:.1f}" y1="{Y(v):.1f}" x2="{x0 + pw:.1f}" y2="{Y(v):.1f}" class="grid"/>')
+        b.append(t(x0 - fs * 0.5, Y(v) + fs * 0.35, f'{v * 100:.0f}%', fs, 'end'))
+    hx = X(80 * 0.9)
+    b.append(f'<line x1="{hx:.1f}" y1="{y0:.1f}" x2="{hx:.1f}" y2="{y0 + ph:.1f}" stroke="#d62728" stroke-width="2" stroke-dasharray="6 4"/>')
+    b.append(t(hx + fs * 0.4, y0 + fs * 1.2, '72 GB: 90% of an 80 GB GPU', fs))
+    b.append(t(x0 + pw / 2, y0 + ph + fs * 3.1, 'memory per GPU (GB, clipped at 200)', fs * 1.08, 'middle'))
+    b.append(t(fs * 1.3, y0 + ph / 2, 'model FLOPs utilisation', fs * 1.08, 'middle',
+               f' transform="rotate(-90 {fs * 1.3:g} {y0 + ph / 2:.1f})"'))
+    r_dot = fs * 0.21
+    groups = {}
     for r in rows:
-        cx, cy = X(r['mem_gb']), Y(r['mfu'])
-        op = '0.75' if r['fits'] else '0.22'
-        if tooltips:
-            tip = (f"N={r['N']} dp={r['dp']} tp={r['tp']} pp={r['pp']} cp={r['cp']} mb={r['mb']} "
-                   f"ZeRO-{r['zero']} recompute={r['recompute']}: {r['mem_gb']} GB, MFU {r['mfu'] * 100:.1f}%")
-            fit = ' fit' if r['fits'] else ''
-            pts.append(f'<circle class="n{r["N"]}{fit}" cx="{cx:.1f}" cy="{cy:.1f}" r="2.6" fill="{TP_COL[r["tp"]]}" fill-opacity="{op}"><title>{tip}</title></circle>')
-        else:
-            pts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="1.8" fill="{TP_COL[r["tp"]]}" fill-opacity="{op}"/>')
-    b.append('<g>' + '\n'.join(pts) + '</g>')
-    lx = x0
-    for tpv, col in TP_COL.items():
-        b.append(f'<circle cx="{lx + 6}" cy="{H - 20}" r="5" fill="{col}"/>')
-        b.append(txt(lx + 15, H - 16, f'TP = {tpv}', 'xs'))
-        lx += 80
-    b.append(txt(lx + 10, H - 16, 'faded: does not fit', 'xs mute'))
+        groups.setdefault((r['fits'], r['tp']), []).append(r)
+    pts = []
+    for (fits, tpv) in sorted(groups):                    # rings first, filled dots on top
+        col = TP_COL[tpv]
+        paint = f'fill="{col}" fill-opacity="0.8"' if fits else f'fill="none" stroke="{col}" stroke-width="1"'
+        fit_attr = f' data-fit="{1 if fits else 0}"' if tooltips else ''
+        pts.append(f'<g {paint}{fit_attr}>')
+        for r in groups[(fits, tpv)]:
+            cx, cy = X(r['mem_gb']), Y(r['mfu'])
+            if tooltips:
+                data = (f"{r['N']} {r['dp']} {r['tp']} {r['pp']} {r['cp']} {r['mb']} {r['zero']} {r['recompute'][0]} "
+                        f"{r['mem_gb']} {r['mfu'] * 100:.1f}")
+                pts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r_dot:.1f}" data-c="{data}"/>')
+            else:
+                pts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r_dot:.1f}"/>')
+        pts.append('</g>')
+    b.append('<g class="sweep-dots">' + '\n'.join(pts) + '</g>')
+    if tooltips:
+        b.append(f'<circle class="sweep-mark" cx="-20" cy="-20" r="{fs * 0.6:.1f}" fill="none" stroke="currentColor" stroke-width="2" pointer-events="none"/>')
     body = '\n'.join(b)
     if fragment:
         return (f'<svg class="sweep-chart" viewBox="0 0 {W} {H}" role="img" aria-labelledby="sweep-title sweep-desc">'
@@ -652,18 +706,47 @@ SWEEP_SCRIPT = r'''<script>
   var root = host.querySelector('.sweep');
   if (!root || root.getAttribute('data-bound') === '1') return;
   root.setAttribute('data-bound', '1');
-  var dots = root.querySelectorAll('.sweep-chart circle[class]');
+  var chart = root.querySelector('.sweep-chart');
+  var dots = root.querySelectorAll('.sweep-dots circle');
+  var mark = root.querySelector('.sweep-mark'), readout = root.querySelector('.sweep-readout');
   var gpus = root.querySelector('#sweep-gpus'), fit = root.querySelector('#sweep-fit');
+  // On a narrow screen the chart keeps a readable size and its wrapper scrolls sideways instead.
+  root.querySelector('.sweep-inner').style.minWidth = '560px';
+  readout.style.cssText = 'font-family:var(--sans);font-size:0.9rem;min-height:2.8em;margin:0.4rem 0';
+  var RC = { n: 'none', s: 'selective', f: 'full' };
   function apply() {
     var shown = 0;
     for (var i = 0; i < dots.length; i++) {
-      var c = dots[i].classList;
-      var on = (gpus.value === 'all' || c.contains(gpus.value)) && (!fit.checked || c.contains('fit'));
+      var d = dots[i], n = 'n' + d.getAttribute('data-c').split(' ')[0], fits = d.parentNode.getAttribute('data-fit') === '1';
+      var on = (gpus.value === 'all' || gpus.value === n) && (!fit.checked || fits);
       dots[i].style.display = on ? '' : 'none';
       if (on) shown++;
     }
     root.querySelector('.sweep-count').textContent = shown.toLocaleString('en') + ' of ' + dots.length.toLocaleString('en') + ' configurations shown.';
   }
+  // Hover (mouse) or tap (touch, pen): the nearest shown dot within reach is described below the chart.
+  function pick(e) {
+    var ctm = chart.getScreenCTM();
+    if (!ctm) return;
+    var pt = chart.createSVGPoint();
+    pt.x = e.clientX; pt.y = e.clientY;
+    var q = pt.matrixTransform(ctm.inverse()), reach = (e.pointerType === 'mouse' ? 12 : 28) / ctm.a;
+    var best = null, bd = reach * reach;
+    for (var i = 0; i < dots.length; i++) {
+      if (dots[i].style.display === 'none') continue;
+      var dx = dots[i].cx.baseVal.value - q.x, dy = dots[i].cy.baseVal.value - q.y, d = dx * dx + dy * dy;
+      if (d < bd) { bd = d; best = dots[i]; }
+    }
+    if (!best) return;
+    var v = best.getAttribute('data-c').split(' ');
+    mark.setAttribute('cx', best.getAttribute('cx'));
+    mark.setAttribute('cy', best.getAttribute('cy'));
+    readout.textContent = v[0] + ' GPUs: DP ' + v[1] + ' \u00d7 TP ' + v[2] + ' \u00d7 PP ' + v[3] + ' \u00d7 CP ' + v[4] + ', micro-batch ' + v[5] +
+      ', ZeRO-' + v[6] + ', recompute ' + RC[v[7]] + ': ' + v[8] + ' GB per GPU' + (best.parentNode.getAttribute('data-fit') === '1' ? '' : ' (does not fit)') + ', MFU ' + v[9] + '%.';
+    root.setAttribute('data-picked', best.getAttribute('data-c'));
+  }
+  chart.addEventListener('pointermove', function (e) { if (e.pointerType === 'mouse') pick(e); });
+  chart.addEventListener('pointerdown', pick);
   gpus.addEventListener('change', apply);
   fit.addEventListener('change', apply);
   apply();
@@ -673,35 +756,40 @@ SWEEP_SCRIPT = r'''<script>
 
 
 def fragment_sweep(rows):
-    chart = scatter_svg(rows, 900, 560, 'Every configuration of the toy cost model for a 70B model',
+    ns = sorted({r['N'] for r in rows})
+    span = f'{ns[0]:,} to {ns[-1]:,}'
+    chart = scatter_svg(rows, 640, 470, 'Every configuration of the toy cost model for a 70B model',
                         'Scatter plot of model FLOPs utilisation against memory per GPU for every valid combination of '
-                        'data, tensor, pipeline and context parallel degree, micro-batch size, ZeRO stage and '
-                        'recomputation policy on 64 to 1024 GPUs. Configurations to the right of the 80 GB line do not fit.',
+                        f'data, tensor, pipeline and context parallel degree, micro-batch size, ZeRO stage and '
+                        f'recomputation policy on {span} GPUs. Configurations right of the 72 GB line do not fit.',
                         tooltips=True, fragment=True)
     fit = [r for r in rows if r['fits']]
-    rows = sorted(rows, key=lambda r: (r['fits'], r['mfu']))
-    best = sorted(fit, key=lambda r: -r['mfu'])[:12]
+    best = sorted(fit, key=lambda r: (-r['mfu'], r['N'], r['mem_gb']))[:12]
     trs = '\n'.join(
-        f'<tr><td>{r["N"]}</td><td>{r["dp"]}</td><td>{r["tp"]}</td><td>{r["pp"]}</td><td>{r["cp"]}</td><td>{r["mb"]}</td>'
+        f'<tr><td>{r["N"]:,}</td><td>{r["dp"]}</td><td>{r["tp"]}</td><td>{r["pp"]}</td><td>{r["cp"]}</td><td>{r["mb"]}</td>'
         f'<td>{r["zero"]}</td><td>{r["recompute"]}</td><td>{r["mem_gb"]:.1f}</td><td>{r["mfu"] * 100:.1f}%</td></tr>' for r in best)
+    options = ''.join(f'<option value="n{n}">{n:,} GPUs</option>' for n in ns)
     return f'''<div class="sweep">
-<p class="fragment-lede">Each of the {len(rows):,} dots below is one way to lay out a 70-billion-parameter model on 64 to 1024 GPUs
-(sequence length 8192, 16 M tokens per step), scored by the small cost model in
-<code>tests/article/gen_assets.py</code>. {len(fit):,} of them fit in 80 GB. Hover a dot to read its configuration.
-The model is a sketch made for this article, not a benchmark: it knows about FLOPs, the pipeline bubble, the size of each
+<p class="fragment-lede">Each of the {len(rows):,} dots below is one way to lay out a 70-billion-parameter model on {span} GPUs
+({', '.join(f'{n:,}' for n in ns)}; sequence length 8,192, 16 M tokens per step), scored by the small cost model in
+<code>tests/article/gen_assets.py</code>. {len(fit):,} of them fit in 72 GB, 90 percent of an 80 GB GPU. Hover over a dot, or tap it, to read its configuration.
+Memory is counted exactly as in the parallelism explorer. The time is a sketch made for this article, not a benchmark: it knows about FLOPs, the pipeline bubble, the size of each
 collective and two link speeds, and nothing about kernels, congestion or stragglers.</p>
 <div class="widget-controls sweep-controls">
 <div><label for="sweep-gpus">Cluster size</label>
-<select id="sweep-gpus"><option value="all" selected>128 and 512 GPUs</option><option value="n128">128 GPUs</option><option value="n512">512 GPUs</option></select></div>
+<select id="sweep-gpus"><option value="all" selected>all sizes</option>{options}</select></div>
 <div><span class="control-label">Filter</span><label class="check"><input id="sweep-fit" type="checkbox"> only configurations that fit</label></div>
 <p class="sweep-count" aria-live="polite"></p>
 </div>
-<figure class="sweep-figure">
+<div class="sweep-figure" id="fig-config-sweep">
+<div class="table-wrap sweep-scroll" tabindex="0">
+<div class="sweep-inner">
 {chart}
-<figcaption class="figure-legend">Model FLOPs utilisation against memory per GPU, coloured by tensor-parallel degree. Utilisation
-tends to rise with memory: layouts that use little of it pay in recomputation, communication or a larger pipeline bubble. The best
-layouts that fit use most of the card, and several that would do better still do not fit at all.</figcaption>
-</figure>
+</div>
+</div>
+<p class="sweep-readout" aria-live="polite">Hover over or tap a dot: its configuration appears here.</p>
+</div>
+<div class="table-wrap" tabindex="0">
 <table class="data-table">
 <caption>The twelve best configurations that fit, according to the toy model</caption>
 <thead><tr><th scope="col">GPUs</th><th scope="col">DP</th><th scope="col">TP</th><th scope="col">PP</th><th scope="col">CP</th><th scope="col">micro-batch</th><th scope="col">ZeRO</th><th scope="col">recompute</th><th scope="col">GB/GPU</th><th scope="col">MFU</th></tr></thead>
@@ -710,8 +798,8 @@ layouts that fit use most of the card, and several that would do better still do
 </tbody>
 </table>
 </div>
+</div>
 {SWEEP_SCRIPT}'''
-
 
 # ---------------------------------------------------------------------------------------------
 # PNG writer (RGB, 8-bit) and raster figures
@@ -798,6 +886,46 @@ def png_hero():
     return png(W, H, px)
 
 
+def fig_bubble_heatmap():
+    """Figure 11: the bubble fraction (p-1)/(m+p-1) as a grid of cells, with axes and a colour scale."""
+    import base64
+    P, M = 32, 64
+    W, H = 560, 500
+    x0, y0, pw, ph = 64, 50, 384, 384            # 12 px per stage, 6 px per micro-batch
+    cw, ch = pw / P, ph / M
+    b = [txt(20, 28, 'Pipeline bubble (p−1)/(m+p−1) of the step', 't')]
+    # The cells as one embedded bitmap (the same pixels as bubble-heatmap.png), drawn unsmoothed.
+    data = base64.b64encode(png_bubble_heatmap()).decode()
+    b.append(f'<image x="{x0}" y="{y0}" width="{pw}" height="{ph}" preserveAspectRatio="none" style="image-rendering:pixelated" '
+             f'href="data:image/png;base64,{data}"/>')
+    b.append(f'<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" class="ln"/>')
+    for p_ in (1, 8, 16, 24, 32):
+        x = x0 + (p_ - 0.5) * cw
+        b.append(f'<line x1="{x:.1f}" y1="{y0 + ph}" x2="{x:.1f}" y2="{y0 + ph + 5}" class="ln"/>')
+        b.append(txt(round(x, 1), y0 + ph + 19, str(p_), 's', 'middle'))
+    for m_ in (1, 16, 32, 48, 64):
+        y = y0 + ph - (m_ - 0.5) * ch
+        b.append(f'<line x1="{x0 - 5}" y1="{y:.1f}" x2="{x0}" y2="{y:.1f}" class="ln"/>')
+        b.append(txt(x0 - 9, round(y + 4, 1), str(m_), 's', 'end'))
+    b.append(txt(x0 + pw / 2, y0 + ph + 42, 'pipeline stages p', 's b', 'middle'))
+    b.append(txt(22, y0 + ph / 2, 'micro-batches m', 's b', 'middle', f' transform="rotate(-90 22 {y0 + ph / 2})"'))
+    # colour scale: bright = small bubble
+    gx, gw = x0 + pw + 36, 18
+    stops = ''.join(f'<stop offset="{k / 10:.1f}" stop-color="#{"%02x%02x%02x" % viridisish(1 - k / 10)}"/>' for k in range(11))
+    b.append(f'<rect x="{gx}" y="{y0}" width="{gw}" height="{ph}" fill="url(#bubble-scale)" stroke="#6b7280"/>')
+    for f in (0, 0.25, 0.5, 0.75, 1.0):
+        y = y0 + f * ph
+        b.append(f'<line x1="{gx + gw}" y1="{y:.1f}" x2="{gx + gw + 5}" y2="{y:.1f}" class="ln"/>')
+        b.append(txt(gx + gw + 9, round(y + 4, 1), f'{f * 100:.0f}%', 's'))
+    b.append(txt(gx + gw / 2, y0 - 10, 'bubble', 's b', 'middle'))
+    return svg(W, H, '\n'.join(b), 'Pipeline bubble fraction for 1 to 32 stages and 1 to 64 micro-batches',
+               'A heat map with pipeline stages p from 1 to 32 along the horizontal axis and micro-batches m from 1 to 64 up '
+               'the vertical axis. Each cell is coloured by the bubble fraction (p-1)/(m+p-1) on a scale from 0 percent '
+               '(bright yellow) to 100 percent (dark purple). The bottom-right corner, few micro-batches and many stages, is '
+               'dark; the bubble is small only where m is several times p.',
+               extra_defs=f'<linearGradient id="bubble-scale" x1="0" y1="0" x2="0" y2="1">{stops}</linearGradient>')
+
+
 # ---------------------------------------------------------------------------------------------
 def main():
     random.seed(1)
@@ -814,6 +942,7 @@ def main():
         'assets/figures/roofline.svg': fig_roofline(),
         'assets/figures/flash-attention.svg': fig_flash(),
         'assets/figures/recomputation.svg': fig_recompute(),
+        'assets/figures/bubble-heatmap.svg': fig_bubble_heatmap(),
     }
     for p, s in figs.items():
         write(p, s)
@@ -827,7 +956,7 @@ def main():
     write('assets/images/sweep-dense.svg', scatter_svg(
         big, 1200, 760, f'{len(big):,} configurations of the toy cost model (8B and 70B models, 8 to 2048 GPUs)',
         'Dense scatter plot of model FLOPs utilisation against memory per GPU for every valid configuration of '
-        'the article\u2019s toy cost model for an 8B and a 70B model.', tooltips=False))
+        'the article\u2019s toy cost model for an 8B and a 70B model.', tooltips=False, fs=22))
 
     gpus = {
         'note': 'Published peak dense throughput and memory bandwidth of a few data-centre GPUs, rounded.',
