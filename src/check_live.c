@@ -227,7 +227,9 @@ static void check_live_send(const struct routes *r, const struct check_report *r
     if (check_live_sent.hub != hub) {
         check_live_forget(hub);
     }
-    fputs("{\"files\":[", out);
+    fputs("{\"server\":", out); /* the hello's id: a client drops what another server said */
+    check_json_string(out, sse_hub_instance(hub));
+    fputs(",\"files\":[", out);
     size_t changed = check_live_diff(r, rep, focus, nfocus, pages, out);
     fputs("]}", out);
     pthread_mutex_unlock(&check_live_sent.lock);

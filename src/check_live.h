@@ -7,7 +7,8 @@
  * and, for each file whose list of errors differs from the one the browsers
  * were last sent, broadcasts a `check` event (reload.js shows a panel):
  *
- *   {"files":[{"file":"www/index.html","url":"/index.html",
+ *   {"server":"<hello's instance id>",
+ *    "files":[{"file":"www/index.html","url":"/index.html",
  *              "problems":[{"severity":"error","file":...,"line":3,...}]}]}
  *
  * An empty "problems" list clears that file. A batch that changes nothing

@@ -156,20 +156,63 @@ static const char *html_raw_element(const char *h, const struct html_token *t)
     return NULL;
 }
 
-/* Where raw text that starts at @i ends: at "</name" followed by whitespace,
- * '/', '>' or the end of input (an "appropriate end tag", 13.2.5.11). */
-static size_t html_raw_end(const char *h, size_t len, size_t i, const char *name)
+
+/* True when "</name" followed by whitespace, '/', '>' or the end of input
+ * stands at @j: an "appropriate end tag" for raw text (13.2.5.11). */
+static bool html_end_tag_at(const char *h, size_t len, size_t j, const char *name, size_t n)
 {
-    size_t n = strlen(name);
-    for (const char *p = memchr(h + i, '<', len - i); p; p = memchr(p + 1, '<', len - (size_t)(p + 1 - h))) {
-        size_t j = (size_t)(p - h);
-        if (len - j >= n + 2 && h[j + 1] == '/' && strncasecmp(h + j + 2, name, n) == 0 &&
-            (j + n + 2 == len || html_space(h[j + n + 2]) || h[j + n + 2] == '/' ||
-             h[j + n + 2] == '>')) {
+    return len - j >= n + 2 && h[j] == '<' && h[j + 1] == '/' && strncasecmp(h + j + 2, name, n) == 0 &&
+           (j + n + 2 == len || html_space(h[j + n + 2]) || h[j + n + 2] == '/' || h[j + n + 2] == '>');
+}
+
+/* True when "<script" or "</script" (per @slash) ends at a word boundary at
+ * @j: what moves script text in and out of its double-escaped state. */
+static bool html_script_word_at(const char *h, size_t len, size_t j, bool slash)
+{
+    size_t k = j + 1 + (slash ? 1 : 0);
+    return len - j >= k - j + 7 && h[j] == '<' && (!slash || h[j + 1] == '/') &&
+           strncasecmp(h + k, "script", 6) == 0 &&
+           (k + 6 < len && (html_space(h[k + 6]) || h[k + 6] == '/' || h[k + 6] == '>'));
+}
+
+/* Where script text that starts at @i ends (13.2.5.4, 15-31): at "</script"
+ * unless inside "<!--" a "<script" opened a double-escaped part, in which
+ * "</script" only closes that part; "-->" leaves the escape. */
+static size_t html_script_end(const char *h, size_t len, size_t i)
+{
+    enum { DATA, ESCAPED, DOUBLE } state = DATA;
+    for (size_t j = i; j < len; j++) {
+        if (state != DOUBLE && html_end_tag_at(h, len, j, "script", 6)) {
             return j;
         }
-        if (j + 1 >= len) {
-            break;
+        if (state == DATA && len - j >= 4 && memcmp(h + j, "<!--", 4) == 0) {
+            state = ESCAPED;
+            j += 1; /* its "--" may be the start of "-->": "<!-->" closes at once */
+        } else if (state != DATA && len - j >= 3 && memcmp(h + j, "-->", 3) == 0) {
+            state = DATA;
+            j += 2;
+        } else if (state == ESCAPED && html_script_word_at(h, len, j, false)) {
+            state = DOUBLE;
+            j += 6;
+        } else if (state == DOUBLE && html_script_word_at(h, len, j, true)) {
+            state = ESCAPED;
+            j += 7;
+        }
+    }
+    return len;
+}
+
+/* Where raw text that starts at @i ends: a script's as above; any other's
+ * at its first appropriate end tag. */
+static size_t html_raw_end(const char *h, size_t len, size_t i, const char *name)
+{
+    if (strcmp(name, "script") == 0) {
+        return html_script_end(h, len, i);
+    }
+    size_t n = strlen(name);
+    for (const char *p = memchr(h + i, '<', len - i); p; p = memchr(p + 1, '<', len - (size_t)(p + 1 - h))) {
+        if (html_end_tag_at(h, len, (size_t)(p - h), name, n)) {
+            return (size_t)(p - h);
         }
     }
     return len;

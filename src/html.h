@@ -6,7 +6,8 @@
  * tags with their attributes (names and values with their offsets), end tags,
  * comments (abrupt "<!-->" and "<!--->" included, "--!>" closing one), bogus
  * comments and doctypes, and the raw text of script, style, title and
- * textarea, which runs to the matching end tag ("</scripts" is not one).
+ * textarea, which runs to the matching end tag ("</scripts" is not one; in a
+ * script, not one inside "<!-- <script> ... -->" either).
  * Every byte belongs to exactly one token, in order, so a rewriter can copy
  * what it does not change. It does not build a tree, decode character
  * references (html_decode does, on request) or fix nesting.

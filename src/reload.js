@@ -696,10 +696,15 @@
   if (!window.__folioReload || window.__folioCheck) return;
   var KEY = 'folio-check';
   var files = {};  /* file -> [{file, line, column, message}] from the server */
+  var server = '';  /* the instance that said so: another one knows nothing of it */
   var loads = {};  /* fragment name -> the problem of its failed load */
   var dismissed = false;
   var panel = null;
-  try { files = JSON.parse(sessionStorage.getItem(KEY) || '{}') || {}; } catch (e) { files = {}; }
+  try {
+    var kept = JSON.parse(sessionStorage.getItem(KEY) || '{}') || {};
+    files = kept.files || {};
+    server = kept.server || '';
+  } catch (e) { files = {}; }
 
   function problems() {
     var all = [];
@@ -757,11 +762,15 @@
   window.__folioCheck = function (data) {
     var event;
     try { event = JSON.parse(data); } catch (e) { return; }
+    if (event.server !== server) files = {}; /* a restarted server: the old lists may be stale */
+    server = event.server;
     (event.files || []).forEach(function (f) {
       if (f.problems && f.problems.length) files[f.file] = f.problems;
       else delete files[f.file];
     });
-    try { sessionStorage.setItem(KEY, JSON.stringify(files)); } catch (e) { /* private mode */ }
+    try {
+      sessionStorage.setItem(KEY, JSON.stringify({ server: server, files: files }));
+    } catch (e) { /* private mode: the panel just does not survive a reload */ }
     dismissed = false;
     render();
   };

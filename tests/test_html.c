@@ -143,6 +143,12 @@ static void test_tokens(void **state)
         {"<a href='>'>x", "S:<a href='>'>|T:x"},
         {"<img src=x", "S:<img src=x"},
         {"</", "T:</"},
+        /* Script text: inside "<!--", a "<script" makes "</script" close only itself. */
+        {"<script><!--<script>a</script>b--></script>c",
+         "S:<script>|R:<!--<script>a</script>b-->|E:</script>|T:c"},
+        {"<script><!--a</script>b", "S:<script>|R:<!--a|E:</script>|T:b"},
+        {"<script><!--><script></script>", "S:<script>|R:<!--><script>|E:</script>"},
+        {"<script><!--<scripts></script>x", "S:<script>|R:<!--<scripts>|E:</script>|T:x"},
     };
     char got[512];
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {

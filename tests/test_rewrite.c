@@ -62,6 +62,8 @@ static const struct {
     {&page, "<style>a{}</styles>b{background:url(/x.png)}</style>",
      "<style>a{}</styles>b{background:url(/article/x.png)}</style>"},
     {&page, "<title><img src=\"/a.png\"></title>", "<title><img src=\"/a.png\"></title>"},
+    {&page, "<script><!--<script>x</script><img src=/a.png>--></script><img src=/b.png>",
+     "<script><!--<script>x</script><img src=/a.png>--></script><img src=/article/b.png>"},
     {&page, "<a title='x>y' href=/a>", "<a title='x>y' href=/article/a>"},
 };
 

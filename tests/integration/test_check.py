@@ -262,7 +262,8 @@ class Live(unittest.TestCase):
         shutil.copytree(os.path.join(FIXTURES, "good"), self.root)
         self.server = Server(self.root).__enter__()
         self.stream = EventStream(self.server.port)
-        self.assertEqual(self.stream.next_event(self.WAIT)[0], "hello")
+        kind, self.hello = self.stream.next_event(self.WAIT)[:2]
+        self.assertEqual(kind, "hello")
 
     def tearDown(self):
         self.stream.close()
@@ -310,7 +311,9 @@ class Live(unittest.TestCase):
         self.edit("www/index.html", good)
         seen = self.events_until("page")
         self.assertEqual([k for k, _ in seen], ["check", "page"])
-        self.assertEqual(json.loads(seen[0][1]), {"files": [{"file": "www/index.html", "url": "/index.html", "problems": []}]})
+        cleared = json.loads(seen[0][1])
+        self.assertEqual(cleared["files"], [{"file": "www/index.html", "url": "/index.html", "problems": []}])
+        self.assertEqual(cleared["server"], self.hello, "the event names the server, as hello does")
 
         # Saved again, still clean: the browsers know, nothing is sent but the reload.
         self.edit("www/index.html", good)
