@@ -73,9 +73,10 @@
   var PLACE_KEY = 'folio-place:' + location.pathname;
 
   /* Nodes of the client's own making (this script, a panel marked
-   * data-folio) are not the page's: never compared, never a place. */
+   * data-folio or with an id starting folio-, as `folio check`'s) are not
+   * the page's: never compared, never a place. */
   function ours(n) {
-    return n === me || (n.nodeType === 1 && n.hasAttribute('data-folio'));
+    return n === me || (n.nodeType === 1 && (n.hasAttribute('data-folio') || /^folio-/.test(n.id)));
   }
   /* @el's element children that belong to the page. */
   function elementKids(el) {
