@@ -205,7 +205,7 @@ async function editParagraph() {
   const tags = paragraphTags(src);
   const pick = await pg.evaluate(() => {
     const ps = Array.prototype.filter.call(document.querySelectorAll('p'),
-      (p) => !p.closest('[id^="fragment-"], noscript, template, [data-folio]'));
+      (p) => !p.closest('[id^="fragment-"], noscript, template, [data-folio], [id^="folio-"]'));
     let best = -1, bestD = Infinity;
     ps.forEach((p, i) => {
       const d = Math.abs(p.getBoundingClientRect().top - innerHeight / 3);
