@@ -73,9 +73,10 @@
   var PLACE_KEY = 'folio-place:' + location.pathname;
 
   /* Nodes of the client's own making (this script, a panel marked
-   * data-folio) are not the page's: never compared, never a place. */
+   * data-folio or with an id starting folio-, as `folio check`'s) are not
+   * the page's: never compared, never a place. */
   function ours(n) {
-    return n === me || (n.nodeType === 1 && n.hasAttribute('data-folio'));
+    return n === me || (n.nodeType === 1 && (n.hasAttribute('data-folio') || /^folio-/.test(n.id)));
   }
   /* @el's element children that belong to the page. */
   function elementKids(el) {
@@ -285,6 +286,7 @@
         return r.text();
       });
   }
+  var errorPage = false;
 
   /* A detached document parsed from @src. */
   function parse(src) { return new DOMParser().parseFromString(src, 'text/html'); }
@@ -482,6 +484,9 @@
 
   /* `page`: this page patched (or reloaded, in a frame), else frames showing it. */
   function onPage(path) {
+    /* An error page (a 404 shows www/404.html) has no source of its own:
+     * any page edit may be the missing page or the error page itself. */
+    if (errorPage) { reload(); return; }
     if (!samePath(pagePath(location.href), path)) { reloadFrames(path); return; }
     if (window.top !== window) { reload(); return; } /* a frame's page: that frame reloads */
     pageQueue = pageQueue.then(function () {
@@ -680,7 +685,8 @@
   restore();
   /* A frame's page reloads on an edit: only the top page needs its source. */
   ready = (window.top === window ? fetchSource() : Promise.resolve(null))
-    .then(function (src) { baseline = src; status.ready = true; }, function () { baseline = null; });
+    .then(function (src) { baseline = src; status.ready = true; },
+          function (e) { baseline = null; errorPage = /^[45]\d\d$/.test(e.message); status.ready = true; });
   /* After the rest of this script: handlers added below are streamed too. */
   Promise.resolve().then(start);
 })();

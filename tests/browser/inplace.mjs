@@ -126,6 +126,7 @@ function makeFixture() {
   w('assets/pic2.svg', svg('rgb(0, 0, 255)'));
   w('assets/bg.svg', svg('rgb(0, 128, 0)'));
   w('assets/frame.html', framePage('frame one'));
+  w('www/404.html', '<!doctype html><html lang=en><head><meta charset=utf-8><title>Not found</title></head><body><p>Not here.</p></body></html>\n');
   return root;
 }
 
@@ -204,7 +205,7 @@ async function editParagraph() {
   const tags = paragraphTags(src);
   const pick = await pg.evaluate(() => {
     const ps = Array.prototype.filter.call(document.querySelectorAll('p'),
-      (p) => !p.closest('[id^="fragment-"], noscript, template, [data-folio]'));
+      (p) => !p.closest('[id^="fragment-"], noscript, template, [data-folio], [id^="folio-"]'));
     let best = -1, bestD = Infinity;
     ps.forEach((p, i) => {
       const d = Math.abs(p.getBoundingClientRect().top - innerHeight / 3);
@@ -486,6 +487,24 @@ if (MODE === 'poll') {
 }
 
 if (MODE === 'fixture') {
+  step('a page that was missing (its 404 open in a tab) shows once it is written', async () => {
+    const tab = await context.newPage();
+    try {
+      const r = await tab.goto(folio.url + 'later.html', { waitUntil: 'load' });
+      assert(r.status() === 404, `later.html answered ${r.status()}`);
+      await waitFor(tab, () => window.__folioReload && window.__folioReload.ready, null, 'the client on the 404 page');
+      // The error page itself edited: the tab shows the new one.
+      fs.writeFileSync(file('www/404.html'), '<!doctype html><html lang=en><head><meta charset=utf-8><title>Not found</title></head><body><p id=nf>Still not here.</p></body></html>\n');
+      await waitFor(tab, () => document.getElementById('nf') !== null, null, 'the edited 404 page');
+      await waitFor(tab, () => window.__folioReload && window.__folioReload.ready, null, 'the client on the new 404 page');
+      fs.writeFileSync(file('www/later.html'), framePage('written later'));
+      await waitFor(tab, () => document.getElementById('ft') && document.getElementById('ft').textContent === 'written later',
+        null, 'the new page in place of the 404');
+    } finally {
+      await tab.close();
+    }
+  });
+
   step('a closed tab leaves the health count of event streams within a few seconds', async () => {
     // node's listener and this context's one shared stream (tabs closed by earlier reloads gone).
     const base = 2;

@@ -88,18 +88,28 @@ export function copyArticle(srcRoot) {
   return root;
 }
 
-// Positions of paragraph start tags in a page's source, outside fragment containers (whose
-// placeholder the loader replaces): the i-th is the i-th <p> of the live page outside them.
+// Positions just past each paragraph start tag in a page's source, outside fragment containers
+// (whose placeholder the loader replaces) and outside script, style, template and noscript: the
+// i-th is the i-th <p> of the live page outside those.
 export function paragraphTags(html) {
   const out = [];
-  const re = /<p(?=[\s>])[^>]*>|<div\b[^>]*\bid="fragment-[^"]+"[^>]*>|<\/div>|<!--[\s\S]*?-->/gi;
-  let inFragment = 0;
+  const re = /<!--[\s\S]*?-->|<(script|style|template|noscript)\b[\s\S]*?<\/\1\s*>|<\/([a-zA-Z][\w-]*)\s*>|<([a-zA-Z][\w-]*)\b[^>]*>/gi;
+  let inside = null, nest = 0;   // the fragment container's tag name, and how deep in it we are
   for (let m; (m = re.exec(html));) {
-    const t = m[0];
-    if (t.startsWith('<!--')) continue;
-    if (/^<div/i.test(t)) { inFragment++; continue; }
-    if (/^<\/div/i.test(t)) { if (inFragment) inFragment--; continue; }
-    if (!inFragment) out.push(m.index + t.length);
+    const [t, , close, open] = m;
+    if (close) {
+      if (inside && close.toLowerCase() === inside && --nest === 0) inside = null;
+    } else if (open) {
+      const name = open.toLowerCase();
+      if (inside) {
+        if (name === inside) nest++;
+      } else if (/\bid\s*=\s*["']?fragment-[^"'\s>]/i.test(t)) {
+        inside = name;
+        nest = 1;
+      } else if (name === 'p') {
+        out.push(m.index + t.length);
+      }
+    }
   }
   return out;
 }
