@@ -35,6 +35,7 @@ struct cache;
 struct file_id {
     uint64_t dev, ino, size;
     int64_t mtime_ns;
+    int64_t ctime_ns; /* a chmod or a link changes it, not the bytes: a stricter check */
 };
 
 void file_id_from_stat(struct file_id *id, const struct stat *st);

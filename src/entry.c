@@ -395,8 +395,11 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
                      struct entry_rep *rep)
 {
     *rep = (struct entry_rep){.fd = fd, .size = (uint64_t)st->st_size, .mtime = st->st_mtim.tv_sec};
-    struct lookup l = {.s = s, .rep = rep};
+    struct lookup l; /* not "= {...}": that would clear the 8 KB key on every request */
+    l.s = s;
+    l.rep = rep;
     file_id_from_stat(&l.id, st);
+    rep->source = l.id;
     if (!entry_key(route->dir, rel, l.key, sizeof(l.key))) {
         rep->type = "application/octet-stream";
         etag_format(rep, &l.id, "");
