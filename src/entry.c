@@ -61,12 +61,17 @@ typedef struct body *builder(struct lookup *l, const void *arg);
 /* The cache key: see entry.h. A folder "/" adds no second slash. */
 bool entry_key(const char *dir, const char *rel, char *out, size_t size)
 {
-    size_t dir_len = strlen(dir);
+    size_t dir_len = strlen(dir), rel_len = strlen(rel);
     while (dir_len > 0 && dir[dir_len - 1] == '/') {
         dir_len--;
     }
-    int n = snprintf(out, size, "%.*s/%s", (int)dir_len, dir, rel);
-    return n >= 0 && (size_t)n < size;
+    if (dir_len + 1 + rel_len >= size) { /* on every request: no snprintf */
+        return false;
+    }
+    memcpy(out, dir, dir_len);
+    out[dir_len] = '/';
+    memcpy(out + dir_len + 1, rel, rel_len + 1);
+    return true;
 }
 
 /* Reads size bytes of fd from offset 0 into a new body; NULL on error. A file

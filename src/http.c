@@ -423,9 +423,19 @@ static void ready_free(void *data)
  * on (the target's path sets the depth of the client's src and of rewrites). */
 static bool ready_variant(const struct entry_facts *f, char *out, size_t size)
 {
-    int n = snprintf(out, size, "r:%d:%d:%s:%.*s", f->accepts_gzip, f->document,
-                     f->prefix ? f->prefix : "", (int)strcspn(f->target, "?#"), f->target);
-    return n > 0 && (size_t)n < size;
+    const char *prefix = f->prefix ? f->prefix : "";
+    size_t prefix_len = strlen(prefix), path_len = strcspn(f->target, "?#");
+    if (6 + prefix_len + 1 + path_len + 1 > size) { /* on every request: no snprintf */
+        return false;
+    }
+    memcpy(out, "r:0:0:", 6);
+    out[2] += f->accepts_gzip;
+    out[4] += f->document;
+    memcpy(out + 6, prefix, prefix_len);
+    out[6 + prefix_len] = ':';
+    memcpy(out + 7 + prefix_len, f->target, path_len);
+    out[7 + prefix_len + path_len] = '\0';
+    return true;
 }
 
 /* Queues a shared response as it is (its headers, nosniff included, were set
