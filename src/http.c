@@ -395,7 +395,9 @@ static enum MHD_Result respond_unsatisfiable(struct MHD_Connection *conn, struct
  * fstat and close, and builds no header. */
 #define READY_FDS_MAX 256 /* descriptors ready responses may hold open */
 #define READY_VARIANT_MAX (PATH_MAX + REWRITE_PREFIX_MAX + 16)
-#define READY_COST 1024   /* what two MHD responses and their headers take, about */
+/* What two MHD responses and their headers take: measured as RSS over 3,000
+ * small files, 2.8 KB a file with a ready entry against 0.3 KB without. */
+#define READY_COST 2560
 
 struct ready {
     struct MHD_Response *full, *not_modified; /* 200 and 304, shared, never changed */
