@@ -185,6 +185,12 @@ bool cache_can_keep(const struct cache *c, size_t len)
     return len <= c->max_bytes / 2;
 }
 
+/* See cache.h and CACHE_HEAP_MAX_BYTES. */
+bool cache_in_heap(const struct cache *c, size_t len)
+{
+    return len <= c->max_bytes / 8 && (len <= CACHE_HEAP_MAX_BYTES || len > CACHE_SENDFILE_MAX_BYTES);
+}
+
 /* When path already has its share of variants, drops the least recently
  * used of them (not the one being replaced, which goes anyway). */
 static void cap_variants(struct cache *c, uint64_t hash, const char *path, const char *variant)
@@ -213,9 +219,7 @@ static struct entry *entry_create(struct cache *c, const char *path, const char 
     size_t path_len = strlen(path), variant_len = strlen(variant);
     struct entry *e = calloc(1, sizeof(*e) + path_len + variant_len + 2);
     bool heap = body->on_free != NULL || /* its bytes are not plain bytes */
-                (body->len <= c->max_bytes / 8 &&
-                 (body->len <= CACHE_HEAP_MAX_BYTES || body->len > CACHE_SENDFILE_MAX_BYTES)) ||
-                atomic_load(&c->memfds) >= CACHE_MEMFDS_MAX;
+                cache_in_heap(c, body->len) || atomic_load(&c->memfds) >= CACHE_MEMFDS_MAX;
     struct body *kept = heap ? body_ref(body) : body_to_memfd(body);
     if (kept && kept->fd >= 0) {
         atomic_fetch_add(&c->memfds, 1);

@@ -66,6 +66,10 @@ uint64_t cache_generation(struct cache *c);
  * so the cache never competes with connections for the process's limit. */
 #define CACHE_MEMFDS_MAX 128
 
+/* True when a body of len bytes would be kept in the heap, not a memfd (when
+ * it is kept at all): where a copy of a file is worth making at all. */
+bool cache_in_heap(const struct cache *c, size_t len);
+
 /* True when a body of len bytes is small enough for the cache to keep. */
 bool cache_can_keep(const struct cache *c, size_t len);
 

@@ -24,6 +24,13 @@
  * syscalls, two packets), which costs small files a quarter of their speed
  * (bench/README.md). */
 #define SMALL_FILE_BYTES (16u << 10)
+/* Files up to this size are kept in memory too when the cache keeps them in
+ * the heap (cache_in_heap: above 256 KiB): libmicrohttpd sends a file in
+ * 128 KiB sendfile chunks, a poll round each, and from memory as much as the
+ * socket takes: a 323 KB PNG costs 81 us a request from memory against 103
+ * by sendfile (bench/article.py, wrk -c32). Between the two sizes the file
+ * itself is sent by sendfile; a memfd copy of it would buy nothing. */
+#define MEMORY_FILE_BYTES (512u << 10)
 /* Bodies below this are not worth a gzip header and a Vary-split cache. */
 #define GZIP_MIN_BYTES 512
 /* Files above this are sent as they are rather than read into memory. */
@@ -365,7 +372,9 @@ static void choose_plain(struct lookup *l, const struct route *route, const char
         }
     }
     etag_format(rep, &l->id, tag);
-    if (!rep->body && rep->size > 0 && rep->size <= SMALL_FILE_BYTES) {
+    if (!rep->body && rep->size > 0 &&
+        (rep->size <= SMALL_FILE_BYTES ||
+         (rep->size <= MEMORY_FILE_BYTES && cache_in_heap(l->s->cache, (size_t)rep->size)))) {
         bool kept;
         struct body *b = derive(l, VARIANT_IDENTITY, build_identity, NULL, &kept);
         if (b) {
