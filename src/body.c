@@ -16,6 +16,8 @@ struct body *body_create(size_t len)
         atomic_init(&b->refs, 1);
         b->len = len;
         b->fd = -1;
+        b->on_free = NULL;
+        b->weight = 0;
     }
     return b;
 }
@@ -78,6 +80,9 @@ struct body *body_ref(struct body *b)
 void body_unref(struct body *b)
 {
     if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
+        if (b->on_free) {
+            b->on_free(b->data);
+        }
         if (b->fd >= 0) {
             close(b->fd);
         }

@@ -20,6 +20,10 @@ struct body {
     atomic_size_t refs;
     size_t len;
     int fd; /* -1: the bytes are in data; else a sealed memfd, closed with the last reference */
+    /* Called with data when the last reference goes, before the bytes do:
+     * for a body whose bytes hold other things (a ready response). NULL: none. */
+    void (*on_free)(void *data);
+    size_t weight; /* bytes it keeps alive elsewhere, for the cache's count (0) */
     unsigned char data[];
 };
 

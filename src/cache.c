@@ -40,6 +40,7 @@ void file_id_from_stat(struct file_id *id, const struct stat *st)
     id->ino = st->st_ino;
     id->size = (uint64_t)st->st_size;
     id->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+    id->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
 /* FNV-1a of a path: every variant of one path lands in one bucket, so the
@@ -146,7 +147,8 @@ static void grow(struct cache *c)
 /* True when both identities name the same version of the same file. */
 static bool same_file(const struct file_id *a, const struct file_id *b)
 {
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns;
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+           a->ctime_ns == b->ctime_ns;
 }
 
 /* A new reference to the body of (path, variant) for this file version, or NULL. */
@@ -183,6 +185,12 @@ bool cache_can_keep(const struct cache *c, size_t len)
     return len <= c->max_bytes / 2;
 }
 
+/* See cache.h and CACHE_HEAP_MAX_BYTES. */
+bool cache_in_heap(const struct cache *c, size_t len)
+{
+    return len <= c->max_bytes / 8 && (len <= CACHE_HEAP_MAX_BYTES || len > CACHE_SENDFILE_MAX_BYTES);
+}
+
 /* When path already has its share of variants, drops the least recently
  * used of them (not the one being replaced, which goes anyway). */
 static void cap_variants(struct cache *c, uint64_t hash, const char *path, const char *variant)
@@ -210,9 +218,8 @@ static struct entry *entry_create(struct cache *c, const char *path, const char 
 {
     size_t path_len = strlen(path), variant_len = strlen(variant);
     struct entry *e = calloc(1, sizeof(*e) + path_len + variant_len + 2);
-    bool heap = (body->len <= c->max_bytes / 8 &&
-                 (body->len <= CACHE_HEAP_MAX_BYTES || body->len > CACHE_SENDFILE_MAX_BYTES)) ||
-                atomic_load(&c->memfds) >= CACHE_MEMFDS_MAX;
+    bool heap = body->on_free != NULL || /* its bytes are not plain bytes */
+                cache_in_heap(c, body->len) || atomic_load(&c->memfds) >= CACHE_MEMFDS_MAX;
     struct body *kept = heap ? body_ref(body) : body_to_memfd(body);
     if (kept && kept->fd >= 0) {
         atomic_fetch_add(&c->memfds, 1);
@@ -228,7 +235,8 @@ static struct entry *entry_create(struct cache *c, const char *path, const char 
     e->hash = hash_path(path);
     e->id = *id;
     e->body = kept;
-    e->cost = sizeof(*e) + path_len + variant_len + 2 + sizeof(*kept) + 2 * MALLOC_OVERHEAD + kept->len;
+    e->cost = sizeof(*e) + path_len + variant_len + 2 + sizeof(*kept) + 2 * MALLOC_OVERHEAD + kept->len +
+              kept->weight;
     return e;
 }
 

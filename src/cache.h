@@ -35,6 +35,7 @@ struct cache;
 struct file_id {
     uint64_t dev, ino, size;
     int64_t mtime_ns;
+    int64_t ctime_ns; /* a chmod or a link changes it, not the bytes: a stricter check */
 };
 
 void file_id_from_stat(struct file_id *id, const struct stat *st);
@@ -64,6 +65,10 @@ uint64_t cache_generation(struct cache *c);
 /* Each memfd is a descriptor held: past this many, bodies stay in the heap,
  * so the cache never competes with connections for the process's limit. */
 #define CACHE_MEMFDS_MAX 128
+
+/* True when a body of len bytes would be kept in the heap, not a memfd (when
+ * it is kept at all): where a copy of a file is worth making at all. */
+bool cache_in_heap(const struct cache *c, size_t len);
 
 /* True when a body of len bytes is small enough for the cache to keep. */
 bool cache_can_keep(const struct cache *c, size_t len);

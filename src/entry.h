@@ -30,8 +30,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cache.h"
+
 struct body;
-struct cache;
 struct route;
 
 /* What is fixed for the server's life. */
@@ -65,6 +66,7 @@ struct entry_rep {
     time_t mtime; /* Last-Modified */
     char etag[80];
     struct body *type_holder; /* keeps a sniffed type alive */
+    struct file_id source;    /* the version of the file it was made from */
 };
 
 /* Chooses the representation of the open regular file fd (st its fstat),

@@ -42,7 +42,8 @@ unsigned http_server_port(const struct http_server *s);
 
 /* Graceful stop: closes the listening socket, then waits up to grace_s
  * seconds for requests in flight (ends event streams first), then stops the
- * daemon and frees. Accepts NULL. */
+ * daemon, empties the cache (ready responses in it belong to the server)
+ * and frees. Accepts NULL. */
 void http_server_stop(struct http_server *s, unsigned grace_s);
 
 #endif

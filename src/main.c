@@ -87,8 +87,10 @@ static enum config_result reload_config(struct config *fresh, int argc, char **a
 }
 
 /* SIGHUP: the config file again. A bad one changes nothing; a good one
- * applies what can change under running requests and names the rest. */
-static void on_sighup(struct config *running, int argc, char **argv)
+ * applies what can change under running requests and names the rest, and
+ * empties the cache: its ready responses carry headers of the old settings
+ * (max-age, say), its bodies the old gzip level and prefix. */
+static void on_sighup(struct config *running, struct cache *cache, int argc, char **argv)
 {
     struct config fresh;
     char why[512], restart[512];
@@ -101,6 +103,7 @@ static void on_sighup(struct config *running, int argc, char **argv)
     }
     fresh.threads = worker_threads(fresh.threads); /* as the running one was */
     config_apply_live(running, &fresh, restart, sizeof(restart));
+    cache_clear(cache);
     fprintf(stderr, "folio: SIGHUP: re-read %s%s%s%s\n", file, restart[0] ? "; needs a restart: " : "",
             restart, restart[0] ? " (kept as they were)" : "");
     config_finish(&fresh);
@@ -109,7 +112,7 @@ static void on_sighup(struct config *running, int argc, char **argv)
 /* Signals are taken synchronously by this thread alone: every thread started
  * later inherits the blocked mask, so no handler runs in a worker. SIGHUP
  * reloads and waits on. */
-static int wait_for_stop_signal(struct config *config, int argc, char **argv)
+static int wait_for_stop_signal(struct config *config, struct cache *cache, int argc, char **argv)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -118,7 +121,7 @@ static int wait_for_stop_signal(struct config *config, int argc, char **argv)
     sigaddset(&set, SIGHUP);
     int sig = 0;
     while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
-        on_sighup(config, argc, argv);
+        on_sighup(config, cache, argc, argv);
     }
     return sig;
 }
@@ -275,7 +278,7 @@ int main(int argc, char **argv)
                v6 && !any ? "[" : "", any ? "127.0.0.1" : host, v6 && !any ? "]" : "",
                http_server_port(server));
         fflush(stdout);
-        int sig = wait_for_stop_signal(&config, argc, argv);
+        int sig = wait_for_stop_signal(&config, cache, argc, argv);
         fprintf(stderr, "folio: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         unsigned port = http_server_port(server);
         struct timespec deadline;

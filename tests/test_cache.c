@@ -9,7 +9,7 @@
 #include "body.h"
 #include "cache.h"
 
-static const struct file_id v1 = {1, 42, 100, 1000}, v2 = {1, 42, 100, 2000};
+static const struct file_id v1 = {1, 42, 100, 1000, 1000}, v2 = {1, 42, 100, 2000, 2000};
 
 static struct body *text(const char *s)
 {

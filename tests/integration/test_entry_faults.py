@@ -198,5 +198,113 @@ class PrefixFlood(FaultCase):
             self.assertTrue(r.body.startswith(b"<a href=/article/assets/a.png>a</a>\n"), r.body)
 
 
+class ReadyResponses(FaultCase):
+    """A response built once and queued on later requests (production and
+    preview alike) must never outlive the file version it was built from,
+    nor send what is no longer beneath the folder."""
+
+    def test_an_edit_is_seen_without_a_watcher(self):
+        with Server(self.root, "--production") as srv:
+            first = [srv.get("/style.css") for _ in range(3)]
+            self.assertEqual({r.getheader("ETag") for r in first}, {first[0].getheader("ETag")})
+            write(os.path.join(self.root, "www/style.css"), "p { color: red }\n", mtime=time.time() + 5)
+            r = srv.get("/style.css")
+            self.assertEqual(r.body, b"p { color: red }\n")
+            self.assertNotEqual(r.getheader("ETag"), first[0].getheader("ETag"))
+            revalidated = srv.get("/style.css", If_None_Match=first[0].getheader("ETag"))
+            self.assertEqual(revalidated.status, 200)
+
+    def test_a_file_swapped_for_a_link_out_is_not_served(self):
+        with Server(self.root, "--production") as srv:
+            self.assertEqual(srv.get("/sub/index.html").status, 200)
+            self.assertEqual(srv.get("/sub/index.html").status, 200)
+            os.remove(os.path.join(self.root, "www/sub/index.html"))
+            os.symlink(os.path.join(self.root, "secret.txt"), os.path.join(self.root, "www/sub/index.html"))
+            r = srv.get("/sub/index.html")
+            self.assertEqual(r.status, 404)
+            self.assertNotIn(b"TOP-SECRET", r.body)
+
+    def test_a_folder_swapped_for_a_link_out_is_not_served(self):
+        os.makedirs(os.path.join(self.root, "outside"))
+        write(os.path.join(self.root, "outside/index.html"), "TOP-SECRET elsewhere\n")
+        with Server(self.root, "--production") as srv:
+            self.assertEqual(srv.get("/sub/").status, 200)
+            self.assertEqual(srv.get("/sub/").status, 200)
+            shutil.rmtree(os.path.join(self.root, "www/sub"))
+            os.symlink(os.path.join(self.root, "outside"), os.path.join(self.root, "www/sub"))
+            r = srv.get("/sub/")
+            self.assertEqual(r.status, 404)
+            self.assertNotIn(b"TOP-SECRET", r.body)
+
+    def test_shared_responses_on_many_connections(self):
+        """One response queued on many connections at once: from memory, from
+        a memfd and from the file by sendfile, GET and HEAD, 200 and 304."""
+        import threading
+        big = bytes(range(256)) * 1200  # 300 KB, sent from the file
+        write(os.path.join(self.root, "assets/big.bin"), big)
+        with open(os.path.join(self.root, "www/index.html"), "rb") as f:
+            page = f.read()
+        with Server(self.root, "--production") as srv:
+            etag = srv.get("/assets/big.bin").getheader("ETag")
+            errors = []
+
+            def worker():
+                try:
+                    for _ in range(10):
+                        r = srv.get("/assets/big.bin")
+                        assert r.status == 200 and r.body == big, (r.status, len(r.body))
+                        r = srv.get("/", Accept_Encoding="gzip")
+                        assert r.status == 200 and gzip.decompress(r.body) == page
+                        r = srv.request("HEAD", "/assets/big.bin")
+                        assert r.status == 200 and r.body == b"" and r.getheader("Content-Length") == str(len(big))
+                        r = srv.get("/assets/big.bin", If_None_Match=etag)
+                        assert r.status == 304 and r.getheader("ETag") == etag
+                        r = srv.get("/assets/big.bin", Range="bytes=10-19")
+                        assert r.status == 206 and r.body == big[10:20]
+                except Exception as e:  # noqa: BLE001 - reported below
+                    errors.append(e)
+
+            threads = [threading.Thread(target=worker) for _ in range(12)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+            self.assertEqual(errors, [])
+
+    def test_the_prebuilt_404_follows_its_page(self):
+        write(os.path.join(self.root, "www/404.html"), "<!doctype html><title>Lost</title><p>first\n")
+        with Server(self.root, "--production") as srv:
+            for path in ("/a", "/b/c", "/a"):
+                r = srv.get(path)
+                self.assertEqual((r.status, r.body), (404, b"<!doctype html><title>Lost</title><p>first\n"))
+                self.assertEqual(r.getheader("Cache-Control"), "no-store")
+                self.assertEqual(r.getheader("Content-Type"), "text/html; charset=utf-8")
+                self.assertEqual(r.getheader("X-Content-Type-Options"), "nosniff")
+            write(os.path.join(self.root, "www/404.html"), "<!doctype html><p>second one\n",
+                  mtime=time.time() + 5)
+            self.assertEqual(srv.get("/a").body, b"<!doctype html><p>second one\n")
+            os.remove(os.path.join(self.root, "www/404.html"))
+            r = srv.get("/a")
+            self.assertEqual(r.status, 404)
+            self.assertNotIn(b"second one", r.body)
+            os.makedirs(os.path.join(self.root, "www/404.html"))
+            baseline = open_fds(srv.proc.pid)
+            for _ in range(50):
+                self.assertEqual(srv.get("/a").status, 404)
+            self.assertLessEqual(open_fds(srv.proc.pid), baseline + 2)
+
+    def test_descriptors_held_by_ready_responses_are_bounded(self):
+        for i in range(400):
+            write(os.path.join(self.root, "assets/many/%d.bin" % i), bytes([i % 256]) * 20000)
+        with Server(self.root, "--production") as srv:
+            srv.get("/assets/many/0.bin")
+            baseline = open_fds(srv.proc.pid)
+            for i in range(400):
+                r = srv.get("/assets/many/%d.bin" % i)
+                self.assertEqual(r.body, bytes([i % 256]) * 20000)
+            self.assertLess(open_fds(srv.proc.pid), baseline + 300)
+            self.assertEqual(srv.get("/style.css").status, 200)
+
+
 if __name__ == "__main__":
     main()
