@@ -382,28 +382,13 @@ static void check_anchor(struct check_run *r, const struct check_file *doc, cons
                  "%s \"%s\" points at no element with id \"%s\"", ref->what, ref->url, id);
 }
 
-/* rewrite.c asks whether an absolute path is the article's: one of its routes
- * or folio's own /__folio/ (as http.c answers it). */
-static bool check_is_ours(void *routes, const char *path, size_t len)
-{
-    char copy[PATH_MAX];
-    if (len >= sizeof(copy)) {
-        return false;
-    }
-    memcpy(copy, path, len);
-    copy[len] = '\0';
-    copy[strcspn(copy, "?#")] = '\0';
-    bool bare;
-    return routes_match(routes, copy, &bare) != NULL || strncmp(copy, "/__folio/", 9) == 0;
-}
-
 /* Under --base-path: what the browser loads once rewrite.c has rewritten
  * @value (one URL of @ref) in a document served below the prefix. @at_root
  * is the normalised path it loads at "/". */
 static void check_prefix(struct check_run *r, const struct check_file *doc, const struct check_ref *ref,
                          const struct check_base *b, const char *at_root)
 {
-    struct rewrite_context ctx = {r->prefix, b->depth, check_is_ours, (void *)r->routes};
+    struct rewrite_context ctx = {r->prefix, b->depth, routes_owns, (void *)r->routes};
     size_t n, plen = strlen(r->prefix);
     char *rewritten = rewrite_url(ref->url, strlen(ref->url), &ctx, &n);
     char *base = NULL;

@@ -37,7 +37,7 @@
 #define FOLIO_VERSION "unknown"
 #endif
 
-#define RESERVED_PREFIX "/__folio/"
+#define RESERVED_PREFIX ROUTES_RESERVED_PREFIX
 /* A body on GET or HEAD means nothing (RFC 9110 9.3.1) but must be read to
  * find the next request: up to this much is read and dropped, more is a 413. */
 #define IGNORED_BODY_MAX (64u << 10)
@@ -191,20 +191,6 @@ static bool loads_as_document(struct MHD_Connection *conn, const struct route *r
     }
     return strcmp(dest, "document") == 0 || strcmp(dest, "iframe") == 0 ||
            strcmp(dest, "frame") == 0 || strcmp(dest, "embed") == 0 || strcmp(dest, "object") == 0;
-}
-
-/* rewrite.c asks whether an absolute path is the article's: one of our routes. */
-static bool is_ours(void *routes, const char *path, size_t len)
-{
-    char copy[PATH_MAX];
-    if (len >= sizeof(copy)) {
-        return false;
-    }
-    memcpy(copy, path, len);
-    copy[len] = '\0';
-    copy[strcspn(copy, "?#")] = '\0';
-    bool bare;
-    return routes_match(routes, copy, &bare) != NULL || strncmp(copy, RESERVED_PREFIX, strlen(RESERVED_PREFIX)) == 0;
 }
 
 /* The facts entry.c needs of this request, for a file of route. */
@@ -1231,7 +1217,7 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
     if (ctx->hub) {
         sse_hub_set_limit(ctx->hub, c->event_stream_limit);
     }
-    s->entries = (struct entry_server){ctx->cache, ctx->hub != NULL, (int)c->gzip_level, is_ours,
+    s->entries = (struct entry_server){ctx->cache, ctx->hub != NULL, (int)c->gzip_level, routes_owns,
                                        (void *)ctx->routes};
     for (size_t i = 0; i < ctx->routes->count; i++) {
         if (strcmp(ctx->routes->items[i].prefix, "/") == 0) {

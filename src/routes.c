@@ -166,3 +166,18 @@ enum route_state routes_check(const struct route *route, bool missed)
     atomic_store(&r->checked_ms, now);
     return look_again(r);
 }
+
+/* See routes.h: a route's, or folio's own. */
+bool routes_owns(void *r, const char *path, size_t len)
+{
+    char copy[PATH_MAX];
+    if (len >= sizeof(copy)) {
+        return false;
+    }
+    memcpy(copy, path, len);
+    copy[len] = '\0';
+    copy[strcspn(copy, "?#")] = '\0';
+    bool bare;
+    return routes_match(r, copy, &bare) != NULL ||
+           strncmp(copy, ROUTES_RESERVED_PREFIX, strlen(ROUTES_RESERVED_PREFIX)) == 0;
+}

@@ -46,6 +46,14 @@ bool routes_open(struct routes *r, const struct config *c, char *err, size_t err
  * caller can redirect to "/assets/". */
 const struct route *routes_match(const struct routes *r, const char *path, bool *is_bare_prefix);
 
+/* Addresses folio keeps for itself (health, events, reload.js): no route may use them. */
+#define ROUTES_RESERVED_PREFIX "/__folio/"
+
+/* Whether the absolute path of len bytes (a query or fragment may follow) is
+ * the article's: under one of the routes r (a const struct routes *), or
+ * folio's own. The shape rewrite.c's is_ours callback takes. */
+bool routes_owns(void *r, const char *path, size_t len);
+
 enum route_state {
     ROUTE_SAME,     /* the folder at the configured path is the one held */
     ROUTE_REOPENED, /* it was replaced (or came back): dir_fd now names the new one */
