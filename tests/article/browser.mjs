@@ -25,7 +25,7 @@ const INTERACTIVE = {
   'memory-calculator': [
     { label: 'model 70B', chart: '.mc-chart', act: (p) => p.selectOption('#mc-model', '70') },
     { label: 'full recomputation', chart: '.mc-chart', act: (p) => p.selectOption('#mc-recompute', 'full') },
-    { label: 'ZeRO-3', chart: '.mc-chart', act: (p) => p.selectOption('#mc-zero', '3') },
+    { label: 'ZeRO-3 over 64 GPUs', chart: '.mc-chart', act: async (p) => { await p.selectOption('#mc-dp', '64'); await p.selectOption('#mc-zero', '3'); } },
   ],
   'parallelism-explorer': [
     { label: 'TP 4', chart: '.pe-chart', act: (p) => p.selectOption('#pe-tp', '4') },
@@ -68,6 +68,7 @@ async function checkPresets(page) {
   const specs = [...new Set([...links, ...own, ...expects.map((e) => e.spec.split(':').slice(0, 2).join(':'))])];
   for (const spec of specs) {
     const [widget, name] = spec.split(':');
+    await page.$eval(widgetSel(widget), (e) => e.setAttribute('data-preset', ''));   // so the wait below sees this application
     if (links.includes(spec)) {
       const a = page.locator(`a[data-preset="${spec}"]`).first();
       await a.scrollIntoViewIfNeeded();
