@@ -17,7 +17,7 @@ C = dict(param='#4c78a8', grad='#f58518', opt='#54a24b', act='#e45756', comm='#b
 
 STYLE = """<style>
 text{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;fill:#1f2430;font-size:14px}
-.s{font-size:12px}.xs{font-size:10.5px}.b{font-weight:650}.t{font-size:16px;font-weight:650}.m{font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace}
+.s{font-size:13px}.xs{font-size:11.5px}.b{font-weight:650}.t{font-size:16px;font-weight:650}.m{font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace}
 .ln{stroke:#3d4452;fill:none}.grid{stroke:#d5d8de;stroke-width:1}.box{fill:#f4f5f7;stroke:#9aa1ad}.mute{fill:#6b7280}
 .lt{fill:#fff}
 @media (prefers-color-scheme:dark){text{fill:#e3e6eb}.ln{stroke:#c3c8d2}.grid{stroke:#3a404b}.box{fill:#262b34;stroke:#6b7280}.mute{fill:#a3aab5}}
@@ -141,7 +141,7 @@ def fig_ring_allreduce():
                     b.append(txt(x + 20, y + 21, f'Σ[{c}]', 'xs b', 'middle', ' style="fill:#fff"'))
         if pi < 2:
             b.append(f'<path d="M{px + 232} 190 h14" class="ln" stroke-width="2" marker-end="url(#ah)"/>')
-    b.append(txt(20, 312, 'Each GPU sends and receives 2(N−1)/N of the gradient size in total, independent of N for large N.', 's'))
+    b.append(txt(20, 312, 'Each GPU sends and receives 2(n−1)/n of the gradient size in total, nearly independent of n for large n.', 's'))
     return svg(W, H, '\n'.join(b), 'Ring all-reduce on four GPUs',
                'Three panels. Each GPU starts with its own full gradient split into four chunks. After a '
                'reduce-scatter of three steps, GPU i holds the sum of chunk i over all GPUs. After an all-gather '
@@ -171,7 +171,7 @@ def fig_zero():
         b.append(txt(x + 10, y + 39, f'{tot:g}Ψ bytes per GPU', 's'))
         if i:
             b.append(txt(740, y + 39, f'{16 / tot:.1f}× smaller', 's mute', 'end'))
-    b.append(txt(20, 334, 'With N GPUs the ZeRO-3 share is 16Ψ/N: a 70B model needs 1120 GB of model states in total,', 's'))
+    b.append(txt(20, 334, 'With n GPUs the ZeRO-3 share is 16Ψ/n: a 70B model needs 1120 GB of model states in total,', 's'))
     b.append(txt(20, 352, 'which is 17.5 GB per GPU on 64 GPUs, before any activations.', 's'))
     return svg(W, H, '\n'.join(b), 'Per-GPU memory under plain data parallelism and ZeRO stages 1 to 3',
                'Four stacked bars for 4 GPUs: plain data parallel keeps 16 bytes per parameter on every GPU; '
@@ -242,9 +242,9 @@ def fig_sp():
         if lab:
             b.append(txt(x + w / 2, 146, lab, 'xs mute', 'middle'))
         x += w + 6
-    b.append(txt(20, 190, 'Sequence-parallel regions hold s/t tokens per GPU; tensor-parallel regions hold all s tokens but 1/t of the features.', 's'))
-    b.append(txt(20, 210, 'An all-reduce = reduce-scatter + all-gather, so the communication volume is the same as plain tensor parallelism,', 's'))
-    b.append(txt(20, 228, 'but no GPU ever stores a full, unsplit activation.', 's'))
+    b.append(txt(20, 190, 'Sequence-parallel regions hold s/t tokens per GPU; tensor-parallel regions hold all s tokens', 's'))
+    b.append(txt(20, 209, 'but 1/t of the features. An all-reduce = reduce-scatter + all-gather, so the communication volume', 's'))
+    b.append(txt(20, 228, 'is the same as plain tensor parallelism, but no GPU ever stores a full, unsplit activation.', 's'))
     return svg(W, H, '\n'.join(b), 'Layout of a transformer layer under tensor and sequence parallelism',
                'A row of blocks: LayerNorm split along the sequence, an all-gather, attention split by heads, a '
                'reduce-scatter, dropout and LayerNorm split along the sequence, an all-gather, the MLP split along '
@@ -450,13 +450,13 @@ def fig_roofline():
 # Figure 11: FlashAttention tiling
 def fig_flash():
     W, H = 760, 342
-    b = [txt(20, 28, 'FlashAttention: stream K,V tiles through SRAM, never store N×N scores', 't')]
+    b = [txt(20, 28, 'FlashAttention: stream K,V tiles through SRAM, never store s×s scores', 't')]
     # Q, K^T, V blocks
-    b.append(txt(40, 60, 'Q (N × d)', 's b'))
+    b.append(txt(40, 60, 'Q (s × dₕ)', 's b'))
     for i in range(6):
         col = C['act'] if i == 2 else '#9aa1ad'
         b.append(rect(40, 70 + i * 30, 60, 27, col, ' rx="2"'))
-    b.append(txt(140, 60, 'Kᵀ (d × N)', 's b'))
+    b.append(txt(140, 60, 'Kᵀ (dₕ × s)', 's b'))
     for j in range(6):
         col = C['param'] if j == 3 else '#9aa1ad'
         b.append(rect(140 + j * 30, 70, 27, 60, col, ' rx="2"'))
@@ -468,11 +468,11 @@ def fig_flash():
     b.append(rect(390, 70, 340, 200, 'none', ' class="box" rx="10"'))
     b.append(txt(405, 95, 'For each query tile Qᵢ (one thread block):', 's b'))
     lines = ['load Qᵢ into SRAM; m = −∞, ℓ = 0, O = 0', 'for each key tile j:', '   load Kⱼ, Vⱼ into SRAM',
-             '   S = Qᵢ Kⱼᵀ / √d            (in SRAM)', '   m′ = max(m, rowmax S)', '   P = exp(S − m′)',
+             '   S = Qᵢ Kⱼᵀ / √dₕ   (in SRAM)', '   m′ = max(m, rowmax S)', '   P = exp(S − m′)',
              '   ℓ = e^(m−m′) ℓ + rowsum P', '   O = e^(m−m′) O + P Vⱼ ;  m = m′', 'write Oᵢ / ℓ and log-sum-exp to HBM']
     for k, l in enumerate(lines):
         b.append(txt(405, 118 + k * 17, l, 'xs m', extra=' style="white-space:pre"'))
-    b.append(txt(20, 310, 'HBM traffic drops from Θ(N·d + N²) to Θ(N²·d²/M) for SRAM size M.', 's'))
+    b.append(txt(20, 310, 'HBM traffic per head drops from Θ(s·dₕ + s²) to Θ(s²·dₕ²/M) for SRAM size M (dₕ: head size).', 's'))
     b.append(txt(20, 328, 'The backward pass recomputes S from Q, K and the saved per-row statistics.', 's'))
     return svg(W, H, '\n'.join(b), 'Tiling scheme of FlashAttention',
                'A query tile and a key tile are loaded into on-chip memory, their score tile is computed and '
