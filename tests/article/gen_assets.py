@@ -433,7 +433,7 @@ def fig_roofline():
     b.append(f'<path d="M{lx(0.1):.1f} {ly(0.1 * bw):.1f} L{lx(ridge):.1f} {ly(peak):.1f} L{lx(1e4):.1f} {ly(peak):.1f}" stroke="#e45756" stroke-width="3" fill="none"/>')
     b.append(txt(lx(ridge) - 8, ly(peak) - 8, f'ridge ≈ {ridge:.0f} FLOP/B', 's b', 'end'))
     kernels = [('elementwise add (bf16)', 1 / 6, 9, -8, 'start'), ('LayerNorm / softmax', 1.5, 9, -8, 'start'),
-               ('attention, naive', 8, 9, -8, 'start'), ('FlashAttention fwd', 170, 9, 18, 'start'),
+               ('attention, unfused (dₕ 128)', 64, 9, 18, 'start'), ('FlashAttention fwd', 170, 9, 18, 'start'),
                ('GEMM 8192³', 2730, 0, 22, 'middle'), ('GEMM 4096×4096×128', 120, -9, -10, 'end')]
     for (name, ai, dx, dy, anchor) in kernels:
         att = min(peak, ai * bw)
