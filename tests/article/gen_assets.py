@@ -88,7 +88,7 @@ def fig_memory_breakdown():
 
 # Figure 2: number formats, bit by bit
 def fig_formats():
-    fmts = [('fp32', 1, 8, 23, '±3.4e38, ~7 decimal digits'), ('bf16', 1, 8, 7, 'same range as fp32, ~3 digits'),
+    fmts = [('fp32', 1, 8, 23, '±3.4e38, ~7 decimal digits'), ('bf16', 1, 8, 7, 'same range as fp32, ~2.4 digits'),
             ('fp16', 1, 5, 10, 'max 65 504, ~3.3 digits'), ('fp8 E4M3', 1, 4, 3, 'max 448'), ('fp8 E5M2', 1, 5, 2, 'max 57 344')]
     W, H = 760, 290
     cell = 12
