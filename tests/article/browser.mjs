@@ -146,6 +146,25 @@ async function checkRefusals(page) {
   const pp = await widgetValues(page, 'parallelism-explorer');
   t.ok(!pp.error && pp.pp_link === 'NVLink' && pp.dp_link === 'NVLink', 'a pipeline inside one node is priced as NVLink', JSON.stringify([pp.pp_link, pp.dp_link]));
 
+  // 400 layouts drawn from every control's options (a fixed pseudo-random walk): each is either refused
+  // with a message or gives finite, non-negative numbers, and never throws.
+  const odd = await page.evaluate(() => {
+    const root = document.querySelector('#fragment-parallelism-explorer [data-widget]');
+    const sels = ['#pe-model', '#pe-gpus', '#pe-tp', '#pe-pp', '#pe-cp', '#pe-seq', '#pe-gbs', '#pe-mb', '#pe-zero', '#pe-rc'].map((id) => root.querySelector(id));
+    let seed = 12345, bad = [], valid = 0;
+    const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+    for (let i = 0; i < 400; i++) {
+      sels.forEach((s) => { s.selectedIndex = rnd(s.options.length); });
+      sels[0].dispatchEvent(new Event('change', { bubbles: true }));
+      const v = JSON.parse(root.getAttribute('data-values'));
+      if (v.error) { if (!root.querySelector('.pe-summary .warn')) bad.push('refused without a message'); continue; }
+      valid++;
+      for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && !(Number.isFinite(x) && x >= 0)) bad.push(`${k}=${x}`);
+    }
+    return { bad: bad.slice(0, 5), valid };
+  });
+  t.ok(odd.bad.length === 0 && odd.valid > 20, 'the explorer gives finite numbers or a message for 400 drawn layouts', JSON.stringify(odd));
+
   const mc = '#fragment-memory-calculator';
   await page.locator(mc).scrollIntoViewIfNeeded();
   for (const bad of ['2.5', '100', '0']) {
