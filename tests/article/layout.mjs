@@ -17,6 +17,11 @@ const shot = (name) => path.join(ARTIFACTS, `layout-${name.replace(/[^a-z0-9-]+/
 
 const WIDGET_MIN_PX = 11;     // widget text, as rendered, at every width
 const FIGURE_MIN_PX = 9;      // figure text at desktop width
+// The widgets' first state, then long schedules, context parallelism and the Llama layer form.
+const STATES = [
+  { name: '' },
+  { name: 'busy examples', presets: { 'pipeline-schedule': 'p8-m64', 'parallelism-explorer': '70b-131k', 'memory-calculator': '7b-llama' } },
+];
 const WIDTHS = [
   ['phone', { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true }],
   ['desktop', { viewport: { width: 1366, height: 900 } }],
@@ -143,27 +148,34 @@ try {
     });
     t.ok(over.extra <= 1, `${label}: the page does not scroll sideways`, `${over.extra} px too wide: ${over.culprits.join(', ')}`);
 
-    // 2. Inline SVG in widgets and fragments: no overlapping text, nothing outside, widget text >= 11 px.
-    const inline = await page.evaluate(([fn, min]) => {
-      const check = new Function(`return (${fn})`)();
-      return [...document.querySelectorAll('[id^="fragment-"] svg, figure svg')].filter((s) => s.getClientRects().length).map((s) => {
-        const where = s.closest('[id]')?.id || 'page';
-        const widget = !!s.closest('[id^="fragment-"]');
-        return { where, ...check(s, 1, widget ? min : 0) };
-      });
-    }, [svgTextProblems.toString(), WIDGET_MIN_PX]);
-    for (const r of inline) {
-      if (!r.count) continue;
-      t.ok(r.overlaps.length === 0, `${label}: no overlapping text in the SVG of #${r.where}`, r.overlaps.join('; '));
-      t.ok(r.outside.length === 0, `${label}: no text outside the SVG of #${r.where}`, r.outside.join('; '));
-      t.ok(r.straddles.length === 0, `${label}: no text runs into a shape in the SVG of #${r.where}`, r.straddles.join('; '));
-      t.ok(r.small.length === 0, `${label}: SVG text in #${r.where} at least ${WIDGET_MIN_PX} px`, r.small.join('; '));
-    }
+    // 2 and 3, in the widgets' first state and again with the busiest worked examples applied.
+    for (const state of STATES) {
+      const tag = state.name ? `${label} (${state.name})` : label;
+      if (state.presets) {
+        await page.evaluate((ps) => Object.entries(ps).forEach(([w, n]) => window.folioPresets?.[w]?.(n)), state.presets);
+      }
+      // 2. Inline SVG in widgets and fragments: no overlapping text, nothing outside, widget text >= 11 px.
+      const inline = await page.evaluate(([fn, min]) => {
+        const check = new Function(`return (${fn})`)();
+        return [...document.querySelectorAll('[id^="fragment-"] svg, figure svg')].filter((s) => s.getClientRects().length).map((s) => {
+          const where = s.closest('[id]')?.id || 'page';
+          const widget = !!s.closest('[id^="fragment-"]');
+          return { where, ...check(s, 1, widget ? min : 0) };
+        });
+      }, [svgTextProblems.toString(), WIDGET_MIN_PX]);
+      for (const r of inline) {
+        if (!r.count) continue;
+        t.ok(r.overlaps.length === 0, `${tag}: no overlapping text in the SVG of #${r.where}`, r.overlaps.join('; '));
+        t.ok(r.outside.length === 0, `${tag}: no text outside the SVG of #${r.where}`, r.outside.join('; '));
+        t.ok(r.straddles.length === 0, `${tag}: no text runs into a shape in the SVG of #${r.where}`, r.straddles.join('; '));
+        t.ok(r.small.length === 0, `${tag}: SVG text in #${r.where} at least ${WIDGET_MIN_PX} px`, r.small.join('; '));
+      }
 
-    // 3. HTML text of the widgets at least 11 px; no select hides part of its choice.
-    const html = await page.evaluate(([fn, min]) => new Function(`return (${fn})`)()('.widget, .sweep, .cheat-sheet', min), [htmlTextProblems.toString(), WIDGET_MIN_PX]);
-    t.ok(html.small.length === 0, `${label}: widget text at least ${WIDGET_MIN_PX} px`, html.small.slice(0, 8).join('; '));
-    t.ok(html.cut.length === 0, `${label}: no select cuts off an option`, html.cut.join('; '));
+      // 3. HTML text of the widgets at least 11 px; no select hides part of its choice.
+      const html = await page.evaluate(([fn, min]) => new Function(`return (${fn})`)()('.widget, .sweep, .cheat-sheet', min), [htmlTextProblems.toString(), WIDGET_MIN_PX]);
+      t.ok(html.small.length === 0, `${tag}: widget text at least ${WIDGET_MIN_PX} px`, html.small.slice(0, 8).join('; '));
+      t.ok(html.cut.length === 0, `${tag}: no select cuts off an option`, html.cut.join('; '));
+    }
 
     // SVG files shown as images: remember their rendered width at this viewport.
     const imgs = await page.$$eval('img', (els) => els.filter((i) => /\.svg(\?|$)/.test(i.currentSrc || i.src) && i.getClientRects().length)
