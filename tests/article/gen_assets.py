@@ -171,7 +171,7 @@ def fig_zero():
         b.append(txt(x + 10, y + 39, f'{tot:g}Ψ bytes per GPU', 's'))
         if i:
             b.append(txt(740, y + 39, f'{16 / tot:.1f}× smaller', 's mute', 'end'))
-    b.append(txt(20, 334, 'With n GPUs the ZeRO-3 share is 16Ψ/n: a 70B model needs 1120 GB of model states in total,', 's'))
+    b.append(txt(20, 334, 'With d data-parallel GPUs the ZeRO-3 share is 16Ψ/d: a 70B model needs 1120 GB of model states in total,', 's'))
     b.append(txt(20, 352, 'which is 17.5 GB per GPU on 64 GPUs, before any activations.', 's'))
     return svg(W, H, '\n'.join(b), 'Per-GPU memory under plain data parallelism and ZeRO stages 1 to 3',
                'Four stacked bars for 4 GPUs: plain data parallel keeps 16 bytes per parameter on every GPU; '
@@ -433,7 +433,7 @@ def fig_roofline():
     b.append(f'<path d="M{lx(0.1):.1f} {ly(0.1 * bw):.1f} L{lx(ridge):.1f} {ly(peak):.1f} L{lx(1e4):.1f} {ly(peak):.1f}" stroke="#e45756" stroke-width="3" fill="none"/>')
     b.append(txt(lx(ridge) - 8, ly(peak) - 8, f'ridge ≈ {ridge:.0f} FLOP/B', 's b', 'end'))
     kernels = [('elementwise add (bf16)', 1 / 6, 9, -8, 'start'), ('LayerNorm / softmax', 1.5, 9, -8, 'start'),
-               ('attention, unfused (dₕ 128)', 64, 9, 18, 'start'), ('FlashAttention fwd', 170, 9, 18, 'start'),
+               ('attention, unfused (d_head 128)', 64, 9, 18, 'start'), ('FlashAttention fwd', 170, 9, 18, 'start'),
                ('GEMM 8192³', 2730, 0, 22, 'middle'), ('GEMM 4096×4096×128', 120, -9, -10, 'end')]
     for (name, ai, dx, dy, anchor) in kernels:
         att = min(peak, ai * bw)
@@ -452,27 +452,27 @@ def fig_flash():
     W, H = 760, 342
     b = [txt(20, 28, 'FlashAttention: stream K,V tiles through SRAM, never store s×s scores', 't')]
     # Q, K^T, V blocks
-    b.append(txt(40, 60, 'Q (s × dₕ)', 's b'))
+    b.append(txt(40, 60, 'Q (s × d_head)', 's b'))
     for i in range(6):
         col = C['act'] if i == 2 else '#9aa1ad'
         b.append(rect(40, 70 + i * 30, 60, 27, col, ' rx="2"'))
-    b.append(txt(140, 60, 'Kᵀ (dₕ × s)', 's b'))
+    b.append(txt(165, 60, 'Kᵀ (d_head × s)', 's b'))
     for j in range(6):
         col = C['param'] if j == 3 else '#9aa1ad'
-        b.append(rect(140 + j * 30, 70, 27, 60, col, ' rx="2"'))
-    b.append(txt(140, 160, 'S = QKᵀ tile (only in SRAM)', 's b'))
+        b.append(rect(165 + j * 30, 70, 27, 60, col, ' rx="2"'))
+    b.append(txt(165, 160, 'S = QKᵀ tile (only in SRAM)', 's b'))
     for i in range(6):
         for j in range(6):
             col = C['gold'] if (i == 2 and j == 3) else ('#d5d8de' if j <= 3 and i == 2 else 'none')
-            b.append(rect(140 + j * 30, 172 + i * 19, 27, 16, col, ' class="box"' if col == 'none' else ' rx="1"'))
+            b.append(rect(165 + j * 30, 172 + i * 19, 27, 16, col, ' class="box"' if col == 'none' else ' rx="1"'))
     b.append(rect(390, 70, 340, 200, 'none', ' class="box" rx="10"'))
     b.append(txt(405, 95, 'For each query tile Qᵢ (one thread block):', 's b'))
     lines = ['load Qᵢ into SRAM; m = −∞, ℓ = 0, O = 0', 'for each key tile j:', '   load Kⱼ, Vⱼ into SRAM',
-             '   S = Qᵢ Kⱼᵀ / √dₕ   (in SRAM)', '   m′ = max(m, rowmax S)', '   P = exp(S − m′)',
+             '   S = Qᵢ Kⱼᵀ / √d_head   (in SRAM)', '   m′ = max(m, rowmax S)', '   P = exp(S − m′)',
              '   ℓ = e^(m−m′) ℓ + rowsum P', '   O = e^(m−m′) O + P Vⱼ ;  m = m′', 'write Oᵢ / ℓ and log-sum-exp to HBM']
     for k, l in enumerate(lines):
         b.append(txt(405, 118 + k * 17, l, 'xs m', extra=' style="white-space:pre"'))
-    b.append(txt(20, 310, 'HBM traffic per head drops from Θ(s·dₕ + s²) to Θ(s²·dₕ²/M) for SRAM size M (dₕ: head size).', 's'))
+    b.append(txt(20, 310, 'HBM traffic per head drops from Θ(s·d_head + s²) to Θ(s²·d_head²/M) for SRAM size M.', 's'))
     b.append(txt(20, 328, 'The backward pass recomputes S from Q, K and the saved per-row statistics.', 's'))
     return svg(W, H, '\n'.join(b), 'Tiling scheme of FlashAttention',
                'A query tile and a key tile are loaded into on-chip memory, their score tile is computed and '
