@@ -890,10 +890,10 @@ def fig_bubble_heatmap():
     """Figure 11: the bubble fraction (p-1)/(m+p-1) as a grid of cells, with axes and a colour scale."""
     import base64
     P, M = 32, 64
-    W, H = 560, 500
-    x0, y0, pw, ph = 64, 50, 384, 384            # 12 px per stage, 6 px per micro-batch
+    W, H = 400, 376                              # shown about 350 px wide beside the text
+    x0, y0, pw, ph = 56, 48, 256, 256            # 8 px per stage, 4 px per micro-batch
     cw, ch = pw / P, ph / M
-    b = [txt(20, 28, 'Pipeline bubble (p−1)/(m+p−1) of the step', 't')]
+    b = [txt(16, 28, 'Pipeline bubble (p−1)/(m+p−1)', 't')]
     # The cells as one embedded bitmap (the same pixels as bubble-heatmap.png), drawn unsmoothed.
     data = base64.b64encode(png_bubble_heatmap()).decode()
     b.append(f'<image x="{x0}" y="{y0}" width="{pw}" height="{ph}" preserveAspectRatio="none" style="image-rendering:pixelated" '
@@ -908,9 +908,9 @@ def fig_bubble_heatmap():
         b.append(f'<line x1="{x0 - 5}" y1="{y:.1f}" x2="{x0}" y2="{y:.1f}" class="ln"/>')
         b.append(txt(x0 - 9, round(y + 4, 1), str(m_), 's', 'end'))
     b.append(txt(x0 + pw / 2, y0 + ph + 42, 'pipeline stages p', 's b', 'middle'))
-    b.append(txt(22, y0 + ph / 2, 'micro-batches m', 's b', 'middle', f' transform="rotate(-90 22 {y0 + ph / 2})"'))
+    b.append(txt(18, y0 + ph / 2, 'micro-batches m', 's b', 'middle', f' transform="rotate(-90 18 {y0 + ph / 2})"'))
     # colour scale: bright = small bubble
-    gx, gw = x0 + pw + 36, 18
+    gx, gw = x0 + pw + 26, 16
     stops = ''.join(f'<stop offset="{k / 10:.1f}" stop-color="#{"%02x%02x%02x" % viridisish(1 - k / 10)}"/>' for k in range(11))
     b.append(f'<rect x="{gx}" y="{y0}" width="{gw}" height="{ph}" fill="url(#bubble-scale)" stroke="#6b7280"/>')
     for f in (0, 0.25, 0.5, 0.75, 1.0):
