@@ -1,5 +1,5 @@
 // The article's layout in headless Chromium, at a phone's width (390 px) and a desktop's (1366 px):
-// the page never scrolls sideways; inside every SVG (drawn inline by a widget or fragment, or an
+// the page never scrolls sideways and nothing sticks out of it (outside a scrolling box); inside every SVG (drawn inline by a widget or fragment, or an
 // SVG file shown as an image and opened here as its own document) no two text boxes overlap, no text
 // leaves the drawing or half-overlaps a filled shape (a label inside a tile is fine); widget text is never smaller than 11 px as rendered and figure text at
 // desktop width never smaller than 9 px; no select would cut off any of its options. Screenshots of
@@ -17,6 +17,9 @@ const shot = (name) => path.join(ARTIFACTS, `layout-${name.replace(/[^a-z0-9-]+/
 
 const WIDGET_MIN_PX = 11;     // widget text, as rendered, at every width
 const FIGURE_MIN_PX = 9;      // figure text at desktop width
+// Where an overrun hidden by body { overflow-x: clip } is looked for: the widgets, figures, tables and
+// displayed maths (running text is article-text's and checked by the page's own scroll width).
+const OVERRUN_SCOPE = '[id^="fragment-"], figure, table, pre, math';
 // The widgets' first state, then long schedules, context parallelism and the Llama layer form.
 const STATES = [
   { name: '' },
@@ -130,30 +133,33 @@ try {
     await page.goto(folio.url, { waitUntil: 'load', timeout: 30000 });
     await settle(page);
 
-    // 1. Nothing scrolls the page sideways; name the widest culprits if something does.
-    const over = await page.evaluate(() => {
-      const vw = document.documentElement.clientWidth;
-      const culprits = [];
-      for (const el of document.body.querySelectorAll('*')) {
-        const r = el.getBoundingClientRect();
-        if (r.right <= vw + 1 || !r.width) continue;
-        let inScroller = false;
-        for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
-          const ox = getComputedStyle(p).overflowX;
-          if (ox === 'auto' || ox === 'scroll' || ox === 'hidden' || ox === 'clip') { inScroller = true; break; }
-        }
-        if (!inScroller) culprits.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className && typeof el.className === 'string' ? '.' + el.className.split(' ')[0] : ''} to ${Math.round(r.right)} px`);
-      }
-      return { extra: document.documentElement.scrollWidth - window.innerWidth, culprits: culprits.slice(0, 6) };
-    });
-    t.ok(over.extra <= 1, `${label}: the page does not scroll sideways`, `${over.extra} px too wide: ${over.culprits.join(', ')}`);
-
-    // 2 and 3, in the widgets' first state and again with the busiest worked examples applied.
+    // 1, 2 and 3, in the widgets' first state and again with the busiest worked examples applied.
     for (const state of STATES) {
       const tag = state.name ? `${label} (${state.name})` : label;
       if (state.presets) {
         await page.evaluate((ps) => Object.entries(ps).forEach(([w, n]) => window.folioPresets?.[w]?.(n)), state.presets);
       }
+      // 1. Nothing scrolls the page sideways; name the widest culprits if something does.
+      const over = await page.evaluate((SCOPE) => {
+        const vw = document.documentElement.clientWidth;
+        const culprits = [];
+        for (const el of document.body.querySelectorAll('*')) {
+          const r = el.getBoundingClientRect();
+          if (!r.width || !r.height || r.right <= 0 || r.left >= vw) continue;          // wholly off-screen (a skip link)
+          if (r.right <= vw + 1 && r.left >= -1) continue;
+          if (!el.closest(SCOPE)) continue;
+          let inScroller = false;
+          for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+            const ox = getComputedStyle(p).overflowX;
+            if (ox === 'auto' || ox === 'scroll' || ox === 'hidden' || ox === 'clip') { inScroller = true; break; }
+          }
+          if (!inScroller) culprits.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className && typeof el.className === 'string' ? '.' + el.className.split(' ')[0] : ''} to ${Math.round(r.right)} px`);
+        }
+        return { extra: document.documentElement.scrollWidth - window.innerWidth, culprits: culprits.slice(0, 6) };
+      }, OVERRUN_SCOPE);
+      // body { overflow-x: clip } would hide an overrun instead of scrolling: count what sticks out too.
+      t.ok(over.extra <= 1 && over.culprits.length === 0, `${tag}: nothing is wider than the page`, `${over.extra} px of sideways scroll; past the edge: ${over.culprits.join(', ')}`);
+
       // 2. Inline SVG in widgets and fragments: no overlapping text, nothing outside, widget text >= 11 px.
       const inline = await page.evaluate(([fn, min]) => {
         const check = new Function(`return (${fn})`)();
