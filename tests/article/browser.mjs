@@ -25,7 +25,7 @@ const INTERACTIVE = {
   'memory-calculator': [
     { label: 'model 70B', chart: '.mc-chart', act: (p) => p.selectOption('#mc-model', '70') },
     { label: 'full recomputation', chart: '.mc-chart', act: (p) => p.selectOption('#mc-recompute', 'full') },
-    { label: 'ZeRO-3', chart: '.mc-chart', act: (p) => p.selectOption('#mc-zero', '3') },
+    { label: 'ZeRO-3 over 64 GPUs', chart: '.mc-chart', act: async (p) => { await p.selectOption('#mc-dp', '64'); await p.selectOption('#mc-zero', '3'); } },
   ],
   'parallelism-explorer': [
     { label: 'TP 4', chart: '.pe-chart', act: (p) => p.selectOption('#pe-tp', '4') },
@@ -68,6 +68,7 @@ async function checkPresets(page) {
   const specs = [...new Set([...links, ...own, ...expects.map((e) => e.spec.split(':').slice(0, 2).join(':'))])];
   for (const spec of specs) {
     const [widget, name] = spec.split(':');
+    await page.$eval(widgetSel(widget), (e) => e.setAttribute('data-preset', ''));   // so the wait below sees this application
     if (links.includes(spec)) {
       const a = page.locator(`a[data-preset="${spec}"]`).first();
       await a.scrollIntoViewIfNeeded();
@@ -144,6 +145,25 @@ async function checkRefusals(page) {
   });
   const pp = await widgetValues(page, 'parallelism-explorer');
   t.ok(!pp.error && pp.pp_link === 'NVLink' && pp.dp_link === 'NVLink', 'a pipeline inside one node is priced as NVLink', JSON.stringify([pp.pp_link, pp.dp_link]));
+
+  // 400 layouts drawn from every control's options (a fixed pseudo-random walk): each is either refused
+  // with a message or gives finite, non-negative numbers, and never throws.
+  const odd = await page.evaluate(() => {
+    const root = document.querySelector('#fragment-parallelism-explorer [data-widget]');
+    const sels = ['#pe-model', '#pe-gpus', '#pe-tp', '#pe-pp', '#pe-cp', '#pe-seq', '#pe-gbs', '#pe-mb', '#pe-zero', '#pe-rc'].map((id) => root.querySelector(id));
+    let seed = 12345, bad = [], valid = 0;
+    const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+    for (let i = 0; i < 400; i++) {
+      sels.forEach((s) => { s.selectedIndex = rnd(s.options.length); });
+      sels[0].dispatchEvent(new Event('change', { bubbles: true }));
+      const v = JSON.parse(root.getAttribute('data-values'));
+      if (v.error) { if (!root.querySelector('.pe-summary .warn')) bad.push('refused without a message'); continue; }
+      valid++;
+      for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && !(Number.isFinite(x) && x >= 0)) bad.push(`${k}=${x}`);
+    }
+    return { bad: bad.slice(0, 5), valid };
+  });
+  t.ok(odd.bad.length === 0 && odd.valid > 20, 'the explorer gives finite numbers or a message for 400 drawn layouts', JSON.stringify(odd));
 
   const mc = '#fragment-memory-calculator';
   await page.locator(mc).scrollIntoViewIfNeeded();

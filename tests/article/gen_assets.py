@@ -17,7 +17,7 @@ C = dict(param='#4c78a8', grad='#f58518', opt='#54a24b', act='#e45756', comm='#b
 
 STYLE = """<style>
 text{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;fill:#1f2430;font-size:14px}
-.s{font-size:12px}.xs{font-size:10.5px}.b{font-weight:650}.t{font-size:16px;font-weight:650}.m{font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace}
+.s{font-size:13px}.xs{font-size:11.5px}.b{font-weight:650}.t{font-size:16px;font-weight:650}.m{font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace}
 .ln{stroke:#3d4452;fill:none}.grid{stroke:#d5d8de;stroke-width:1}.box{fill:#f4f5f7;stroke:#9aa1ad}.mute{fill:#6b7280}
 .lt{fill:#fff}
 @media (prefers-color-scheme:dark){text{fill:#e3e6eb}.ln{stroke:#c3c8d2}.grid{stroke:#3a404b}.box{fill:#262b34;stroke:#6b7280}.mute{fill:#a3aab5}}
@@ -88,7 +88,7 @@ def fig_memory_breakdown():
 
 # Figure 2: number formats, bit by bit
 def fig_formats():
-    fmts = [('fp32', 1, 8, 23, '±3.4e38, ~7 decimal digits'), ('bf16', 1, 8, 7, 'same range as fp32, ~3 digits'),
+    fmts = [('fp32', 1, 8, 23, '±3.4e38, ~7 decimal digits'), ('bf16', 1, 8, 7, 'same range as fp32, ~2.4 digits'),
             ('fp16', 1, 5, 10, 'max 65 504, ~3.3 digits'), ('fp8 E4M3', 1, 4, 3, 'max 448'), ('fp8 E5M2', 1, 5, 2, 'max 57 344')]
     W, H = 760, 290
     cell = 12
@@ -141,7 +141,7 @@ def fig_ring_allreduce():
                     b.append(txt(x + 20, y + 21, f'Σ[{c}]', 'xs b', 'middle', ' style="fill:#fff"'))
         if pi < 2:
             b.append(f'<path d="M{px + 232} 190 h14" class="ln" stroke-width="2" marker-end="url(#ah)"/>')
-    b.append(txt(20, 312, 'Each GPU sends and receives 2(N−1)/N of the gradient size in total, independent of N for large N.', 's'))
+    b.append(txt(20, 312, 'Each GPU sends and receives 2(n−1)/n of the gradient size in total, nearly independent of n for large n.', 's'))
     return svg(W, H, '\n'.join(b), 'Ring all-reduce on four GPUs',
                'Three panels. Each GPU starts with its own full gradient split into four chunks. After a '
                'reduce-scatter of three steps, GPU i holds the sum of chunk i over all GPUs. After an all-gather '
@@ -171,7 +171,7 @@ def fig_zero():
         b.append(txt(x + 10, y + 39, f'{tot:g}Ψ bytes per GPU', 's'))
         if i:
             b.append(txt(740, y + 39, f'{16 / tot:.1f}× smaller', 's mute', 'end'))
-    b.append(txt(20, 334, 'With N GPUs the ZeRO-3 share is 16Ψ/N: a 70B model needs 1120 GB of model states in total,', 's'))
+    b.append(txt(20, 334, 'With d data-parallel GPUs the ZeRO-3 share is 16Ψ/d: a 70B model needs 1120 GB of model states in total,', 's'))
     b.append(txt(20, 352, 'which is 17.5 GB per GPU on 64 GPUs, before any activations.', 's'))
     return svg(W, H, '\n'.join(b), 'Per-GPU memory under plain data parallelism and ZeRO stages 1 to 3',
                'Four stacked bars for 4 GPUs: plain data parallel keeps 16 bytes per parameter on every GPU; '
@@ -242,9 +242,9 @@ def fig_sp():
         if lab:
             b.append(txt(x + w / 2, 146, lab, 'xs mute', 'middle'))
         x += w + 6
-    b.append(txt(20, 190, 'Sequence-parallel regions hold s/t tokens per GPU; tensor-parallel regions hold all s tokens but 1/t of the features.', 's'))
-    b.append(txt(20, 210, 'An all-reduce = reduce-scatter + all-gather, so the communication volume is the same as plain tensor parallelism,', 's'))
-    b.append(txt(20, 228, 'but no GPU ever stores a full, unsplit activation.', 's'))
+    b.append(txt(20, 190, 'Sequence-parallel regions hold s/t tokens per GPU; tensor-parallel regions hold all s tokens', 's'))
+    b.append(txt(20, 209, 'but 1/t of the features. An all-reduce = reduce-scatter + all-gather, so the communication volume', 's'))
+    b.append(txt(20, 228, 'is the same as plain tensor parallelism, but no GPU ever stores a full, unsplit activation.', 's'))
     return svg(W, H, '\n'.join(b), 'Layout of a transformer layer under tensor and sequence parallelism',
                'A row of blocks: LayerNorm split along the sequence, an all-gather, attention split by heads, a '
                'reduce-scatter, dropout and LayerNorm split along the sequence, an all-gather, the MLP split along '
@@ -433,7 +433,7 @@ def fig_roofline():
     b.append(f'<path d="M{lx(0.1):.1f} {ly(0.1 * bw):.1f} L{lx(ridge):.1f} {ly(peak):.1f} L{lx(1e4):.1f} {ly(peak):.1f}" stroke="#e45756" stroke-width="3" fill="none"/>')
     b.append(txt(lx(ridge) - 8, ly(peak) - 8, f'ridge ≈ {ridge:.0f} FLOP/B', 's b', 'end'))
     kernels = [('elementwise add (bf16)', 1 / 6, 9, -8, 'start'), ('LayerNorm / softmax', 1.5, 9, -8, 'start'),
-               ('attention, naive', 8, 9, -8, 'start'), ('FlashAttention fwd', 170, 9, 18, 'start'),
+               ('attention, unfused (d_head 128)', 64, 9, 18, 'start'), ('FlashAttention fwd', 170, 9, 18, 'start'),
                ('GEMM 8192³', 2730, 0, 22, 'middle'), ('GEMM 4096×4096×128', 120, -9, -10, 'end')]
     for (name, ai, dx, dy, anchor) in kernels:
         att = min(peak, ai * bw)
@@ -450,29 +450,29 @@ def fig_roofline():
 # Figure 11: FlashAttention tiling
 def fig_flash():
     W, H = 760, 342
-    b = [txt(20, 28, 'FlashAttention: stream K,V tiles through SRAM, never store N×N scores', 't')]
+    b = [txt(20, 28, 'FlashAttention: stream K,V tiles through SRAM, never store s×s scores', 't')]
     # Q, K^T, V blocks
-    b.append(txt(40, 60, 'Q (N × d)', 's b'))
+    b.append(txt(40, 60, 'Q (s × d_head)', 's b'))
     for i in range(6):
         col = C['act'] if i == 2 else '#9aa1ad'
         b.append(rect(40, 70 + i * 30, 60, 27, col, ' rx="2"'))
-    b.append(txt(140, 60, 'Kᵀ (d × N)', 's b'))
+    b.append(txt(165, 60, 'Kᵀ (d_head × s)', 's b'))
     for j in range(6):
         col = C['param'] if j == 3 else '#9aa1ad'
-        b.append(rect(140 + j * 30, 70, 27, 60, col, ' rx="2"'))
-    b.append(txt(140, 160, 'S = QKᵀ tile (only in SRAM)', 's b'))
+        b.append(rect(165 + j * 30, 70, 27, 60, col, ' rx="2"'))
+    b.append(txt(165, 160, 'S = QKᵀ tile (only in SRAM)', 's b'))
     for i in range(6):
         for j in range(6):
             col = C['gold'] if (i == 2 and j == 3) else ('#d5d8de' if j <= 3 and i == 2 else 'none')
-            b.append(rect(140 + j * 30, 172 + i * 19, 27, 16, col, ' class="box"' if col == 'none' else ' rx="1"'))
+            b.append(rect(165 + j * 30, 172 + i * 19, 27, 16, col, ' class="box"' if col == 'none' else ' rx="1"'))
     b.append(rect(390, 70, 340, 200, 'none', ' class="box" rx="10"'))
     b.append(txt(405, 95, 'For each query tile Qᵢ (one thread block):', 's b'))
     lines = ['load Qᵢ into SRAM; m = −∞, ℓ = 0, O = 0', 'for each key tile j:', '   load Kⱼ, Vⱼ into SRAM',
-             '   S = Qᵢ Kⱼᵀ / √d            (in SRAM)', '   m′ = max(m, rowmax S)', '   P = exp(S − m′)',
+             '   S = Qᵢ Kⱼᵀ / √d_head   (in SRAM)', '   m′ = max(m, rowmax S)', '   P = exp(S − m′)',
              '   ℓ = e^(m−m′) ℓ + rowsum P', '   O = e^(m−m′) O + P Vⱼ ;  m = m′', 'write Oᵢ / ℓ and log-sum-exp to HBM']
     for k, l in enumerate(lines):
         b.append(txt(405, 118 + k * 17, l, 'xs m', extra=' style="white-space:pre"'))
-    b.append(txt(20, 310, 'HBM traffic drops from Θ(N·d + N²) to Θ(N²·d²/M) for SRAM size M.', 's'))
+    b.append(txt(20, 310, 'HBM traffic per head drops from Θ(s·d_head + s²) to Θ(s²·d_head²/M) for SRAM size M.', 's'))
     b.append(txt(20, 328, 'The backward pass recomputes S from Q, K and the saved per-row statistics.', 's'))
     return svg(W, H, '\n'.join(b), 'Tiling scheme of FlashAttention',
                'A query tile and a key tile are loaded into on-chip memory, their score tile is computed and '
@@ -890,10 +890,10 @@ def fig_bubble_heatmap():
     """Figure 11: the bubble fraction (p-1)/(m+p-1) as a grid of cells, with axes and a colour scale."""
     import base64
     P, M = 32, 64
-    W, H = 560, 500
-    x0, y0, pw, ph = 64, 50, 384, 384            # 12 px per stage, 6 px per micro-batch
+    W, H = 400, 376                              # shown about 350 px wide beside the text
+    x0, y0, pw, ph = 56, 48, 256, 256            # 8 px per stage, 4 px per micro-batch
     cw, ch = pw / P, ph / M
-    b = [txt(20, 28, 'Pipeline bubble (p−1)/(m+p−1) of the step', 't')]
+    b = [txt(16, 28, 'Pipeline bubble (p−1)/(m+p−1)', 't')]
     # The cells as one embedded bitmap (the same pixels as bubble-heatmap.png), drawn unsmoothed.
     data = base64.b64encode(png_bubble_heatmap()).decode()
     b.append(f'<image x="{x0}" y="{y0}" width="{pw}" height="{ph}" preserveAspectRatio="none" style="image-rendering:pixelated" '
@@ -908,9 +908,9 @@ def fig_bubble_heatmap():
         b.append(f'<line x1="{x0 - 5}" y1="{y:.1f}" x2="{x0}" y2="{y:.1f}" class="ln"/>')
         b.append(txt(x0 - 9, round(y + 4, 1), str(m_), 's', 'end'))
     b.append(txt(x0 + pw / 2, y0 + ph + 42, 'pipeline stages p', 's b', 'middle'))
-    b.append(txt(22, y0 + ph / 2, 'micro-batches m', 's b', 'middle', f' transform="rotate(-90 22 {y0 + ph / 2})"'))
+    b.append(txt(18, y0 + ph / 2, 'micro-batches m', 's b', 'middle', f' transform="rotate(-90 18 {y0 + ph / 2})"'))
     # colour scale: bright = small bubble
-    gx, gw = x0 + pw + 36, 18
+    gx, gw = x0 + pw + 26, 16
     stops = ''.join(f'<stop offset="{k / 10:.1f}" stop-color="#{"%02x%02x%02x" % viridisish(1 - k / 10)}"/>' for k in range(11))
     b.append(f'<rect x="{gx}" y="{y0}" width="{gw}" height="{ph}" fill="url(#bubble-scale)" stroke="#6b7280"/>')
     for f in (0, 0.25, 0.5, 0.75, 1.0):

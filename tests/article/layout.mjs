@@ -1,8 +1,8 @@
 // The article's layout in headless Chromium, at a phone's width (390 px) and a desktop's (1366 px):
-// the page never scrolls sideways; inside every SVG (drawn inline by a widget or fragment, or an
+// the page never scrolls sideways and nothing sticks out of it (outside a scrolling box); inside every SVG (drawn inline by a widget or fragment, or an
 // SVG file shown as an image and opened here as its own document) no two text boxes overlap, no text
 // leaves the drawing or half-overlaps a filled shape (a label inside a tile is fine); widget text is never smaller than 11 px as rendered and figure text at
-// desktop width never smaller than 9 px; no select cuts off the option it shows. Screenshots of
+// desktop width never smaller than 9 px; no select would cut off any of its options. Screenshots of
 // each width and of every widget and figure go to $FOLIO_ARTIFACTS (layout-*.png).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,6 +17,14 @@ const shot = (name) => path.join(ARTIFACTS, `layout-${name.replace(/[^a-z0-9-]+/
 
 const WIDGET_MIN_PX = 11;     // widget text, as rendered, at every width
 const FIGURE_MIN_PX = 9;      // figure text at desktop width
+// Where an overrun hidden by body { overflow-x: clip } is looked for: the widgets, figures, tables and
+// displayed maths (running text is article-text's and checked by the page's own scroll width).
+const OVERRUN_SCOPE = '[id^="fragment-"], figure, table, pre, math';
+// The widgets' first state, then long schedules, context parallelism and the Llama layer form.
+const STATES = [
+  { name: '' },
+  { name: 'busy examples', presets: { 'pipeline-schedule': 'p8-m64', 'parallelism-explorer': '70b-131k', 'memory-calculator': '7b-llama' } },
+];
 const WIDTHS = [
   ['phone', { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true }],
   ['desktop', { viewport: { width: 1366, height: 900 } }],
@@ -94,9 +102,11 @@ function htmlTextProblems(rootSel, minPx) {
       if (!sel.getClientRects().length) continue;
       const cs = getComputedStyle(sel);
       ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
-      const text = sel.options[sel.selectedIndex]?.text || '';
       const room = sel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 18;   // the arrow
-      if (ctx.measureText(text).width > room) cut.push(`#${sel.id} shows ${JSON.stringify(text)} (${Math.round(ctx.measureText(text).width)} px in ${Math.round(room)} px)`);
+      for (const o of sel.options) {      // any choice, once chosen, must show whole
+        const w = ctx.measureText(o.text).width;
+        if (w > room) cut.push(`#${sel.id} would show ${JSON.stringify(o.text)} (${Math.round(w)} px in ${Math.round(room)} px)`);
+      }
     }
   }
   return { small, cut };
@@ -123,45 +133,55 @@ try {
     await page.goto(folio.url, { waitUntil: 'load', timeout: 30000 });
     await settle(page);
 
-    // 1. Nothing scrolls the page sideways; name the widest culprits if something does.
-    const over = await page.evaluate(() => {
-      const vw = document.documentElement.clientWidth;
-      const culprits = [];
-      for (const el of document.body.querySelectorAll('*')) {
-        const r = el.getBoundingClientRect();
-        if (r.right <= vw + 1 || !r.width) continue;
-        let inScroller = false;
-        for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
-          const ox = getComputedStyle(p).overflowX;
-          if (ox === 'auto' || ox === 'scroll' || ox === 'hidden' || ox === 'clip') { inScroller = true; break; }
-        }
-        if (!inScroller) culprits.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className && typeof el.className === 'string' ? '.' + el.className.split(' ')[0] : ''} to ${Math.round(r.right)} px`);
+    // 1, 2 and 3, in the widgets' first state and again with the busiest worked examples applied.
+    for (const state of STATES) {
+      const tag = state.name ? `${label} (${state.name})` : label;
+      if (state.presets) {
+        await page.evaluate((ps) => Object.entries(ps).forEach(([w, n]) => window.folioPresets?.[w]?.(n)), state.presets);
       }
-      return { extra: document.documentElement.scrollWidth - window.innerWidth, culprits: culprits.slice(0, 6) };
-    });
-    t.ok(over.extra <= 1, `${label}: the page does not scroll sideways`, `${over.extra} px too wide: ${over.culprits.join(', ')}`);
+      // 1. Nothing scrolls the page sideways; name the widest culprits if something does.
+      const over = await page.evaluate((SCOPE) => {
+        const vw = document.documentElement.clientWidth;
+        const culprits = [];
+        for (const el of document.body.querySelectorAll('*')) {
+          const r = el.getBoundingClientRect();
+          if (!r.width || !r.height || r.right <= 0 || r.left >= vw) continue;          // wholly off-screen (a skip link)
+          if (r.right <= vw + 1 && r.left >= -1) continue;
+          if (!el.closest(SCOPE)) continue;
+          let inScroller = false;
+          for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+            const ox = getComputedStyle(p).overflowX;
+            if (ox === 'auto' || ox === 'scroll' || ox === 'hidden' || ox === 'clip') { inScroller = true; break; }
+          }
+          if (!inScroller) culprits.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className && typeof el.className === 'string' ? '.' + el.className.split(' ')[0] : ''} to ${Math.round(r.right)} px`);
+        }
+        return { extra: document.documentElement.scrollWidth - window.innerWidth, culprits: culprits.slice(0, 6) };
+      }, OVERRUN_SCOPE);
+      // body { overflow-x: clip } would hide an overrun instead of scrolling: count what sticks out too.
+      t.ok(over.extra <= 1 && over.culprits.length === 0, `${tag}: nothing is wider than the page`, `${over.extra} px of sideways scroll; past the edge: ${over.culprits.join(', ')}`);
 
-    // 2. Inline SVG in widgets and fragments: no overlapping text, nothing outside, widget text >= 11 px.
-    const inline = await page.evaluate(([fn, min]) => {
-      const check = new Function(`return (${fn})`)();
-      return [...document.querySelectorAll('[id^="fragment-"] svg, figure svg')].filter((s) => s.getClientRects().length).map((s) => {
-        const where = s.closest('[id]')?.id || 'page';
-        const widget = !!s.closest('[id^="fragment-"]');
-        return { where, ...check(s, 1, widget ? min : 0) };
-      });
-    }, [svgTextProblems.toString(), WIDGET_MIN_PX]);
-    for (const r of inline) {
-      if (!r.count) continue;
-      t.ok(r.overlaps.length === 0, `${label}: no overlapping text in the SVG of #${r.where}`, r.overlaps.join('; '));
-      t.ok(r.outside.length === 0, `${label}: no text outside the SVG of #${r.where}`, r.outside.join('; '));
-      t.ok(r.straddles.length === 0, `${label}: no text runs into a shape in the SVG of #${r.where}`, r.straddles.join('; '));
-      t.ok(r.small.length === 0, `${label}: SVG text in #${r.where} at least ${WIDGET_MIN_PX} px`, r.small.join('; '));
+      // 2. Inline SVG in widgets and fragments: no overlapping text, nothing outside, widget text >= 11 px.
+      const inline = await page.evaluate(([fn, min]) => {
+        const check = new Function(`return (${fn})`)();
+        return [...document.querySelectorAll('[id^="fragment-"] svg, figure svg')].filter((s) => s.getClientRects().length).map((s) => {
+          const where = s.closest('[id]')?.id || 'page';
+          const widget = !!s.closest('[id^="fragment-"]');
+          return { where, ...check(s, 1, widget ? min : 0) };
+        });
+      }, [svgTextProblems.toString(), WIDGET_MIN_PX]);
+      for (const r of inline) {
+        if (!r.count) continue;
+        t.ok(r.overlaps.length === 0, `${tag}: no overlapping text in the SVG of #${r.where}`, r.overlaps.join('; '));
+        t.ok(r.outside.length === 0, `${tag}: no text outside the SVG of #${r.where}`, r.outside.join('; '));
+        t.ok(r.straddles.length === 0, `${tag}: no text runs into a shape in the SVG of #${r.where}`, r.straddles.join('; '));
+        t.ok(r.small.length === 0, `${tag}: SVG text in #${r.where} at least ${WIDGET_MIN_PX} px`, r.small.join('; '));
+      }
+
+      // 3. HTML text of the widgets at least 11 px; no select hides part of its choice.
+      const html = await page.evaluate(([fn, min]) => new Function(`return (${fn})`)()('.widget, .sweep, .cheat-sheet', min), [htmlTextProblems.toString(), WIDGET_MIN_PX]);
+      t.ok(html.small.length === 0, `${tag}: widget text at least ${WIDGET_MIN_PX} px`, html.small.slice(0, 8).join('; '));
+      t.ok(html.cut.length === 0, `${tag}: no select cuts off an option`, html.cut.join('; '));
     }
-
-    // 3. HTML text of the widgets at least 11 px; no select hides part of its choice.
-    const html = await page.evaluate(([fn, min]) => new Function(`return (${fn})`)()('.widget, .sweep, .cheat-sheet', min), [htmlTextProblems.toString(), WIDGET_MIN_PX]);
-    t.ok(html.small.length === 0, `${label}: widget text at least ${WIDGET_MIN_PX} px`, html.small.slice(0, 8).join('; '));
-    t.ok(html.cut.length === 0, `${label}: no select cuts off its label`, html.cut.join('; '));
 
     // SVG files shown as images: remember their rendered width at this viewport.
     const imgs = await page.$$eval('img', (els) => els.filter((i) => /\.svg(\?|$)/.test(i.currentSrc || i.src) && i.getClientRects().length)
