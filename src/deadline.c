@@ -47,6 +47,7 @@ static void expire(struct deadline_watch *w, int64_t now)
     }
 }
 
+/* The watcher thread: expires what is due every tick until stopped. */
 static void *watch_main(void *arg)
 {
     struct deadline_watch *w = arg;

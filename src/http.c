@@ -142,6 +142,7 @@ static struct MHD_Response *response_from_body(struct body *b, uint64_t offset, 
     return r;
 }
 
+/* The body reader of a 304: never called, as no 304 has a body. */
 static ssize_t never_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -859,6 +860,8 @@ static void account_bytes(struct field_scan *f, const char *from, size_t len, un
     f->cursor = from + len;
 }
 
+/* One request field, for check_request: a token name, Host counted and kept,
+ * lengths merged, codings noted; MHD_NO stops at the first refusal. */
 static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char *name,
                                   size_t name_len, const char *value, size_t value_len)
 {
@@ -958,6 +961,7 @@ static unsigned check_request(struct MHD_Connection *conn, struct request *req,
     return 0;
 }
 
+/* OPTIONS (any target, "*" too): 204 and what is allowed (RFC 9110 9.3.7). */
 static enum MHD_Result respond_options(struct MHD_Connection *conn, struct request *req)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
@@ -1063,6 +1067,7 @@ static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *
  * request never reached the URI callback (a request line it could not read). */
 static _Thread_local unsigned refused_status;
 
+/* Queues r's access-log line, with the client's address and strings filled in. */
 static void write_log_line(struct http_server *s, struct MHD_Connection *conn, const struct log_record *r)
 {
     char remote[INET6_ADDRSTRLEN + 64];
