@@ -254,8 +254,10 @@ void log_write(enum log_format format, const struct log_record *r)
         size_t first = len < RING_BYTES - tail ? len : RING_BYTES - tail;
         memcpy(ring.data + tail, buf, first);
         memcpy(ring.data, buf + first, len - first);
+        if (ring.len == 0) { /* the writer sleeps only on an empty ring */
+            pthread_cond_broadcast(&ring.changed);
+        }
         ring.len += len;
-        pthread_cond_broadcast(&ring.changed);
     }
     pthread_mutex_unlock(&ring.lock);
 }
