@@ -1067,15 +1067,20 @@ static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *
  * request never reached the URI callback (a request line it could not read). */
 static _Thread_local unsigned refused_status;
 
-/* Queues r's access-log line, with the client's address and strings filled in. */
-static void write_log_line(struct http_server *s, struct MHD_Connection *conn, const struct log_record *r)
+/* Queues r's access-log line, with the client's address and strings filled
+ * in; fields are read only while the request's are still there (a closed
+ * connection's memory pool is gone: its socket address is all there is). */
+static void write_log_line(struct http_server *s, struct MHD_Connection *conn,
+                           const struct log_record *r, bool fields)
 {
     char remote[INET6_ADDRSTRLEN + 64];
-    client_address(conn, s->ctx.config->trust_proxy, remote, sizeof(remote));
+    client_address(conn, fields && s->ctx.config->trust_proxy, remote, sizeof(remote));
     struct log_record rec = *r;
     rec.remote = remote;
-    rec.referer = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Referer");
-    rec.user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent");
+    if (fields) {
+        rec.referer = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Referer");
+        rec.user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent");
+    }
     log_write(s->ctx.config->log_format, &rec);
 }
 
@@ -1110,7 +1115,9 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
             .duration_ms = (double)(now.tv_sec - req->start_mono.tv_sec) * 1e3 +
                            (double)(now.tv_nsec - req->start_mono.tv_nsec) / 1e6,
         };
-        write_log_line(s, conn, &rec);
+        /* A request refused before our handler ran may have had its read
+         * buffer handed to the error response: its fields are not read. */
+        write_log_line(s, conn, &rec, req->method != NULL);
     }
     free(req->sent_target);
     free(req);
@@ -1118,8 +1125,10 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     atomic_fetch_sub(&s->in_flight, 1);
 }
 
-/* A connection closes: a refusal of a request line libmicrohttpd could not
- * read (414, a bad version) had no request of ours, so it is logged here. */
+/* A connection opens: it gets its header deadline. It closes: a refusal of
+ * a request line libmicrohttpd could not read (414, a bad version), or a
+ * deadline that ended it before its request line was whole, had no request
+ * of ours, so either is logged here. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -1131,16 +1140,21 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                              : NULL;
         return;
     }
+    /* A deadline that passed before a request line was whole has no request
+     * of ours to log it (one that passed later was logged on completion). */
+    bool dropped = deadline_was_expired(*socket_context);
     deadline_remove(s->deadlines, *socket_context); /* before MHD closes the socket */
     *socket_context = NULL;
-    if (!refused_status) {
+    if (!refused_status && !dropped) {
         return;
     }
-    struct log_record rec = {.status = refused_status};
-    refused_status = 0;
+    struct log_record rec = {.status = dropped ? 0 : refused_status};
+    if (!dropped) {
+        refused_status = 0;
+    }
     if (!s->ctx.config->quiet) {
         clock_gettime(CLOCK_REALTIME, &rec.time);
-        write_log_line(s, conn, &rec);
+        write_log_line(s, conn, &rec, false);
     }
 }
 

@@ -266,7 +266,7 @@ class StalledLog(unittest.TestCase):
 class RefusedRequestsAreLogged(ArticleTestCase):
     """Every request that got an answer has its line, with the status that
     went out; one that got none says "-"."""
-    server_args = ("--log-format", "json", "--timeout", "2")
+    server_args = ("--log-format", "json", "--timeout", "3", "--header-timeout", "1")
 
     def line_for(self, data, expect):
         before = len(self.server.log_lines)
@@ -286,6 +286,10 @@ class RefusedRequestsAreLogged(ArticleTestCase):
     def test_a_request_that_got_no_answer_is_a_dash(self):
         record = self.line_for(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n", None)  # then silence
         self.assertEqual(record["uri"], "/tiny.css")
+
+    def test_a_request_line_cut_by_the_deadline_is_a_dash(self):
+        record = self.line_for(b"GET /tiny.css HTT", None)  # never a whole line
+        self.assertEqual(record["uri"], "")
 
     def test_user_agents_stay_utf8(self):
         record = self.line_for(request(headers="Host: t\r\nUser-Agent: Café 🙂\r\n".encode()
