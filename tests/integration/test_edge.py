@@ -364,7 +364,8 @@ class SwappedFoldersInPreview(SwappedFolders):
 
 class Slowloris(ArticleTestCase):
     """More slow connections than the limit, from several addresses, each
-    sending a header line every half second (the idle timeout never fires):
+    sending a header line every few tenths of a second (the idle timeout
+    never fires):
     the header deadline ends them, and a normal client is served again
     within it."""
     server_args = ("--header-timeout", "2", "--timeout", "30", "--connection-limit", "24",
@@ -387,7 +388,7 @@ class Slowloris(ArticleTestCase):
         served_at = None
         try:
             while time.time() - start < 6 * SLOWDOWN:
-                for s in list(hogs):           # a line every half second, for 3 deadlines
+                for s in list(hogs):           # a line each turn, for 3 deadlines
                     try:
                         s.sendall(b"X-Slow: 1\r\n")
                     except OSError:
