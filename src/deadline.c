@@ -11,6 +11,7 @@ struct deadline_entry {
     struct deadline_entry *prev, *next;
     int fd;
     _Atomic int64_t deadline_ms;
+    atomic_bool expired; /* shut down since the last deadline_set */
 };
 
 struct deadline_watch {
@@ -40,6 +41,7 @@ static void expire(struct deadline_watch *w, int64_t now)
              * connection and drops what is queued for a client that does
              * not read, instead of trickling it out. */
             struct linger reset = {.l_onoff = 1, .l_linger = 0};
+            atomic_store(&e->expired, true); /* before: the close may follow at once */
             setsockopt(e->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
             shutdown(e->fd, SHUT_RDWR);
             atomic_fetch_add(&w->expired, 1);
@@ -47,6 +49,7 @@ static void expire(struct deadline_watch *w, int64_t now)
     }
 }
 
+/* The watcher thread: expires what is due every tick until stopped. */
 static void *watch_main(void *arg)
 {
     struct deadline_watch *w = arg;
@@ -128,7 +131,13 @@ void deadline_set(struct deadline_entry *e, int64_t deadline_ms)
 {
     if (e) {
         atomic_store(&e->deadline_ms, deadline_ms);
+        atomic_store(&e->expired, false);
     }
+}
+
+bool deadline_was_expired(const struct deadline_entry *e)
+{
+    return e && atomic_load(&((struct deadline_entry *)e)->expired);
 }
 
 void deadline_remove(struct deadline_watch *w, struct deadline_entry *e)

@@ -15,6 +15,7 @@
 #ifndef FOLIO_DEADLINE_H
 #define FOLIO_DEADLINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct deadline_watch;
@@ -31,6 +32,9 @@ struct deadline_entry *deadline_add(struct deadline_watch *w, int fd, int64_t de
 
 /* Moves an entry's deadline (0: none). Lock-free; accepts NULL. */
 void deadline_set(struct deadline_entry *e, int64_t deadline_ms);
+
+/* True when the watcher shut e's socket down after the last deadline_set. */
+bool deadline_was_expired(const struct deadline_entry *e);
 
 /* Stops watching e and frees it; call before its socket is closed. Accepts NULL. */
 void deadline_remove(struct deadline_watch *w, struct deadline_entry *e);

@@ -140,6 +140,7 @@ static struct MHD_Response *response_from_body(struct body *b, uint64_t offset, 
     return r;
 }
 
+/* The body reader of a 304: never called, as no 304 has a body. */
 static ssize_t never_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -868,6 +869,8 @@ static void account_bytes(struct field_scan *f, const char *from, size_t len, un
     f->cursor = from + len;
 }
 
+/* One request field, for check_request: a token name, Host counted and kept,
+ * lengths merged, codings noted; MHD_NO stops at the first refusal. */
 static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char *name,
                                   size_t name_len, const char *value, size_t value_len)
 {
@@ -967,6 +970,7 @@ static unsigned check_request(struct MHD_Connection *conn, struct request *req,
     return 0;
 }
 
+/* OPTIONS (any target, "*" too): 204 and what is allowed (RFC 9110 9.3.7). */
 static enum MHD_Result respond_options(struct MHD_Connection *conn, struct request *req)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
@@ -1075,14 +1079,20 @@ static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *
  * request never reached the URI callback (a request line it could not read). */
 static _Thread_local unsigned refused_status;
 
-static void write_log_line(struct http_server *s, struct MHD_Connection *conn, const struct log_record *r)
+/* Queues r's access-log line, with the client's address and strings filled
+ * in; fields are read only while the request's are still there (a closed
+ * connection's memory pool is gone: its socket address is all there is). */
+static void write_log_line(struct http_server *s, struct MHD_Connection *conn,
+                           const struct log_record *r, bool fields)
 {
     char remote[INET6_ADDRSTRLEN + 64];
-    client_address(conn, s->ctx.config->trust_proxy, remote, sizeof(remote));
+    client_address(conn, fields && s->ctx.config->trust_proxy, remote, sizeof(remote));
     struct log_record rec = *r;
     rec.remote = remote;
-    rec.referer = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Referer");
-    rec.user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent");
+    if (fields) {
+        rec.referer = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Referer");
+        rec.user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent");
+    }
     log_write(s->ctx.config->log_format, &rec);
 }
 
@@ -1118,7 +1128,9 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
             .duration_ms = (double)(now.tv_sec - req->start_mono.tv_sec) * 1e3 +
                            (double)(now.tv_nsec - req->start_mono.tv_nsec) / 1e6,
         };
-        write_log_line(s, conn, &rec);
+        /* A request refused before our handler ran may have had its read
+         * buffer handed to the error response: its fields are not read. */
+        write_log_line(s, conn, &rec, req->method != NULL);
     }
     free(req->sent_target);
     free(req);
@@ -1126,9 +1138,10 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     atomic_fetch_sub(&s->in_flight, 1);
 }
 
-/* A connection opens (its header deadline starts) or closes: a refusal of a
- * request line libmicrohttpd could not read (414, a bad version) had no
- * request of ours, so it is logged here. */
+/* A connection opens: it gets its header deadline. It closes: a refusal of
+ * a request line libmicrohttpd could not read (414, a bad version), or a
+ * deadline that ended it before its request line was whole, had no request
+ * of ours, so either is logged here. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -1140,16 +1153,21 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                              : NULL;
         return;
     }
+    /* A deadline that passed before a request line was whole has no request
+     * of ours to log it (one that passed later was logged on completion). */
+    bool dropped = deadline_was_expired(*socket_context);
     deadline_remove(s->deadlines, *socket_context); /* before MHD closes the socket */
     *socket_context = NULL;
-    if (!refused_status) {
+    if (!refused_status && !dropped) {
         return;
     }
-    struct log_record rec = {.status = refused_status};
-    refused_status = 0;
+    struct log_record rec = {.status = dropped ? 0 : refused_status};
+    if (!dropped) {
+        refused_status = 0;
+    }
     if (!s->ctx.config->quiet) {
         clock_gettime(CLOCK_REALTIME, &rec.time);
-        write_log_line(s, conn, &rec);
+        write_log_line(s, conn, &rec, false);
     }
 }
 

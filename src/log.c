@@ -196,6 +196,8 @@ static bool write_all(int fd, const char *buf, size_t len)
     return true;
 }
 
+/* The writer thread: takes what the ring holds, writes it to stdout outside
+ * the lock (blocking there is its job), for as long as the process lives. */
 static void *writer_main(void *unused)
 {
     static char chunk[64 << 10];
@@ -229,6 +231,7 @@ static void *writer_main(void *unused)
     return NULL;
 }
 
+/* Starts the writer, once (pthread_once); without it lines stay queued. */
 static void start_writer(void)
 {
     pthread_t t;
@@ -251,8 +254,10 @@ void log_write(enum log_format format, const struct log_record *r)
         size_t first = len < RING_BYTES - tail ? len : RING_BYTES - tail;
         memcpy(ring.data + tail, buf, first);
         memcpy(ring.data, buf + first, len - first);
+        if (ring.len == 0) { /* the writer sleeps only on an empty ring */
+            pthread_cond_broadcast(&ring.changed);
+        }
         ring.len += len;
-        pthread_cond_broadcast(&ring.changed);
     }
     pthread_mutex_unlock(&ring.lock);
 }

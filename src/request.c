@@ -17,6 +17,7 @@ static bool is_sub_delim(unsigned char c)
     return c != '\0' && strchr("!$&'()*+,;=", c) != NULL;
 }
 
+/* RFC 5234 HEXDIG, either case. */
 static bool is_hex(unsigned char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');

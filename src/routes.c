@@ -110,6 +110,7 @@ void routes_close(struct routes *r)
 
 static pthread_mutex_t reopen_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* CLOCK_MONOTONIC in milliseconds. */
 static int64_t monotonic_ms(void)
 {
     struct timespec ts;

@@ -110,10 +110,59 @@ static void test_missing_folder(void **state)
     config_finish(&c);
 }
 
+/* Whether route's fd names the folder at path now. */
+static bool holds(const struct route *route, const char *path)
+{
+    struct stat held, there;
+    return fstat(route->dir_fd, &held) == 0 && stat(path, &there) == 0 &&
+           held.st_ino == there.st_ino && held.st_dev == there.st_dev;
+}
+
+static void test_replaced_folders_are_reopened(void **state)
+{
+    struct config c;
+    config_init(&c);
+    free(c.root);
+    c.root = strdup(root);
+    char err[256], www[128], away[128], v2[128];
+    snprintf(www, sizeof(www), "%s/www", root);
+    snprintf(away, sizeof(away), "%s/www-away", root);
+    snprintf(v2, sizeof(v2), "%s/v2", root);
+    struct routes r;
+    assert_true(routes_open(&r, &c, err, sizeof(err)));
+    bool bare;
+    const struct route *top = routes_match(&r, "/", &bare);
+    int fd = top->dir_fd;
+    assert_int_equal(routes_check(top, true), ROUTE_SAME);
+    assert_int_equal(rename(www, away), 0); /* moved away: nothing is served from it */
+    assert_int_equal(routes_check(top, true), ROUTE_GONE);
+    assert_int_equal(routes_check(top, false), ROUTE_GONE);
+    assert_int_equal(mkdir(www, 0755), 0); /* built again */
+    assert_int_equal(routes_check(top, true), ROUTE_REOPENED);
+    assert_true(holds(top, www));
+    assert_int_equal(top->dir_fd, fd); /* the same number, for requests in flight */
+    assert_int_equal(rmdir(www), 0); /* swapped for a symlink */
+    assert_int_equal(mkdir(v2, 0755), 0);
+    assert_int_equal(symlink("v2", www), 0);
+    assert_int_equal(routes_check(top, true), ROUTE_REOPENED);
+    assert_true(holds(top, v2));
+    assert_int_equal(routes_check(top, true), ROUTE_SAME);
+    /* Without a miss, a look at most once a second. */
+    assert_int_equal(unlink(www), 0);
+    assert_int_equal(rename(away, www), 0);
+    assert_int_equal(routes_check(top, false), ROUTE_SAME);
+    assert_int_equal(routes_check(top, true), ROUTE_REOPENED);
+    assert_true(holds(top, www));
+    assert_int_equal(rmdir(v2), 0);
+    routes_close(&r);
+    config_finish(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_match),
+        cmocka_unit_test(test_replaced_folders_are_reopened),
         cmocka_unit_test(test_missing_folder),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);

@@ -266,7 +266,7 @@ class StalledLog(unittest.TestCase):
 class RefusedRequestsAreLogged(ArticleTestCase):
     """Every request that got an answer has its line, with the status that
     went out; one that got none says "-"."""
-    server_args = ("--log-format", "json", "--timeout", "2")
+    server_args = ("--log-format", "json", "--timeout", "3", "--header-timeout", "1")
 
     def line_for(self, data, expect):
         before = len(self.server.log_lines)
@@ -286,6 +286,10 @@ class RefusedRequestsAreLogged(ArticleTestCase):
     def test_a_request_that_got_no_answer_is_a_dash(self):
         record = self.line_for(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n", None)  # then silence
         self.assertEqual(record["uri"], "/tiny.css")
+
+    def test_a_request_line_cut_by_the_deadline_is_a_dash(self):
+        record = self.line_for(b"GET /tiny.css HTT", None)  # never a whole line
+        self.assertEqual(record["uri"], "")
 
     def test_user_agents_stay_utf8(self):
         record = self.line_for(request(headers="Host: t\r\nUser-Agent: Café 🙂\r\n".encode()
@@ -360,7 +364,8 @@ class SwappedFoldersInPreview(SwappedFolders):
 
 class Slowloris(ArticleTestCase):
     """More slow connections than the limit, from several addresses, each
-    sending a header line every half second (the idle timeout never fires):
+    sending a header line every few tenths of a second (the idle timeout
+    never fires):
     the header deadline ends them, and a normal client is served again
     within it."""
     server_args = ("--header-timeout", "2", "--timeout", "30", "--connection-limit", "24",
@@ -383,7 +388,7 @@ class Slowloris(ArticleTestCase):
         served_at = None
         try:
             while time.time() - start < 6 * SLOWDOWN:
-                for s in list(hogs):           # a line every half second, for 3 deadlines
+                for s in list(hogs):           # a line each turn, for 3 deadlines
                     try:
                         s.sendall(b"X-Slow: 1\r\n")
                     except OSError:
