@@ -372,7 +372,8 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
         ok = config_set(st->config, name, value, err, sizeof(err));
         if (ok) {
             char where[PATH_MAX + 16];
-            snprintf(where, sizeof(where), "%s:%d", st->config->config_path, st->line);
+            snprintf(where, sizeof(where), "%s:%d",
+                     st->config->config_path ? st->config->config_path : "config", st->line);
             note_root_source(st->config, name, where);
         }
     } else if (strcmp(section, "routes") == 0) {
