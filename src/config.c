@@ -127,6 +127,7 @@ void config_finish(struct config *c)
     }
     free(c->routes);
     free(c->health_url);
+    free(c->root_source);
     for (size_t i = 0; i < c->retired_count; i++) {
         free(c->retired[i]);
     }
@@ -368,6 +369,16 @@ static bool set_route(struct config *c, const char *prefix, const char *value, i
     return ok;
 }
 
+/* Remembers which layer set root last, for config_check_routes' message. */
+static void note_root_source(struct config *c, const char *key, const char *source)
+{
+    const struct setting *s = find_setting(key);
+    if (s && strcmp(s->name, "root") == 0) {
+        free(c->root_source);
+        c->root_source = xstrdup(source);
+    }
+}
+
 struct ini_state {
     struct config *config;
     const char *next; /* the text still to hand to inih */
@@ -408,6 +419,12 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
     bool ok;
     if (strcmp(section, "server") == 0) {
         ok = config_set(st->config, name, value, err, sizeof(err));
+        if (ok) {
+            char where[PATH_MAX + 16];
+            snprintf(where, sizeof(where), "%s:%d",
+                     st->config->config_path ? st->config->config_path : "config", st->line);
+            note_root_source(st->config, name, where);
+        }
     } else if (strcmp(section, "routes") == 0) {
         ok = set_route(st->config, name, value, st->line, err, sizeof(err));
     } else {
@@ -620,6 +637,7 @@ enum config_result config_load(struct config *c, int argc, char **argv, char **e
             fprintf(stderr, "folio: %.*s: %s\n", (int)(eq - *e), *e, err);
             return CONFIG_INVALID;
         }
+        note_root_source(c, key, "FOLIO_ROOT");
     }
 
     /* Pass 2: every flag, in order. */
@@ -644,6 +662,7 @@ enum config_result config_load(struct config *c, int argc, char **argv, char **e
                 fprintf(stderr, "folio: --%s: %s\n", s->name, err);
                 return CONFIG_INVALID;
             }
+            note_root_source(c, s->name, "--root");
         }
     }
     if (c->health_check && !c->health_url && optind == argc - 1) {
@@ -659,8 +678,11 @@ enum config_result config_load(struct config *c, int argc, char **argv, char **e
 bool config_check_routes(const struct config *c)
 {
     struct stat st;
+    errno = 0;
     if (stat(c->root, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        return true; /* routes_open names the root itself */
+        fprintf(stderr, "folio: %s%sroot %s: %s\n", c->root_source ? c->root_source : "",
+                c->root_source ? ": " : "", c->root, errno ? strerror(errno) : "not a folder");
+        return false;
     }
     for (size_t i = 0; i < c->route_count; i++) {
         const struct config_route *r = &c->routes[i];

@@ -53,6 +53,7 @@ struct config {
     char *health_url;  /* its URL, NULL: from host and port */
     char **retired;    /* strings a reload replaced: workers may still read them */
     size_t retired_count;
+    char *root_source; /* the layer that set root ("--root", "FOLIO_ROOT", file:line), or NULL */
 };
 
 enum config_result {
@@ -80,8 +81,8 @@ bool config_live_reload(const struct config *c);
 void config_finish(struct config *c); /* accepts a zeroed struct */
 
 /* Whether the root and every route folder exist, once all layers are in.
- * If not, one line on stderr names the route and where it came from
- * (file:line, or the default and how to drop it). */
+ * If not, one line on stderr names the folder and where it came from
+ * (flag, variable or file:line; for a default route, how to drop it). */
 bool config_check_routes(const struct config *c);
 
 /* After SIGHUP: copies into running the settings that take effect on the

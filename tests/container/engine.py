@@ -214,6 +214,11 @@ class Engine:
             _iptables_restore(tool, b[tool])
         with open("/proc/sys/net/ipv4/ip_forward", "w") as f:
             f.write(b["forward"])
+        # dockerd can leave its netns/default bind mount under the exec root.
+        with open("/proc/mounts") as f:
+            mounts = [line.split()[1] for line in f if line.split()[1].startswith(self.scratch + "/")]
+        for mount in sorted(mounts, reverse=True):
+            subprocess.run(["umount", "-l", mount], stderr=subprocess.DEVNULL)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def docker(self, *args, check=True, timeout=600, **kw):

@@ -61,6 +61,7 @@ def tearDownModule():
         names = engine.docker("ps", "-aq", "--filter", "label=" + run_id, check=False).stdout.split()
         if names:
             engine.docker("rm", "-f", *names, check=False)
+        engine.docker("image", "prune", "-f", check=False)  # what this run's rebuilds left untagged
         engine.__exit__(None, None, None)
         engine = None
     shutil.rmtree(scratch, ignore_errors=True)

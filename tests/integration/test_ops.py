@@ -198,6 +198,15 @@ class Settings(Fixture):
         path = self.write_config("[server]\n\nhost = 1.2.3.4.5\n")
         self.assert_bad(run("--root", self.root), path + ":3:", "host")
 
+    def test_missing_root_names_its_source(self):
+        nowhere = os.path.join(self.tmp, "nowhere")
+        self.assert_bad(run("--root", nowhere), "--root: root " + nowhere, "No such file")
+        self.assert_bad(run(env={"FOLIO_ROOT": nowhere}), "FOLIO_ROOT: root " + nowhere)
+        path = os.path.join(self.tmp, "other.conf")
+        with open(path, "w") as f:
+            f.write("[server]\n\nroot = %s\n" % nowhere)
+        self.assert_bad(run("--config", path), "%s:3: root %s" % (path, nowhere))
+
     def test_missing_route_folder_names_file_and_line(self):
         path = self.write_config("; mounts\n[routes]\n/data/ = no-such-folder\n")
         self.assert_bad(run("--root", self.root), path + ":3:", "route /data/", "no-such-folder",
