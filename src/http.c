@@ -53,6 +53,8 @@ struct http_server {
     char start_error[256];
     time_t started;
     atomic_uint in_flight;
+    bool quiesced;           /* http_server_quiesce ran: listener is ours to close */
+    MHD_socket listener;
     struct deadline_watch *deadlines; /* slow clients: see deadline.h */
 };
 
@@ -1284,6 +1286,18 @@ unsigned http_server_port(const struct http_server *s)
     return info ? info->port : 0;
 }
 
+/* See http.h: no new connections. */
+void http_server_quiesce(struct http_server *s)
+{
+    if (s->quiesced) {
+        return;
+    }
+    /* New connections wait in the kernel's backlog and are refused when we
+     * close; MHD says the socket may only be closed after the daemon stops. */
+    s->listener = MHD_quiesce_daemon(s->daemon);
+    s->quiesced = true;
+}
+
 /* See http.h: stops accepting, ends streams, waits for requests in flight,
  * empties the cache of what it made, frees. */
 void http_server_stop(struct http_server *s, unsigned grace_s)
@@ -1291,9 +1305,7 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     if (!s) {
         return;
     }
-    /* New connections wait in the kernel's backlog and are refused when we
-     * close; MHD says the socket may only be closed after the daemon stops. */
-    MHD_socket listener = MHD_quiesce_daemon(s->daemon);
+    http_server_quiesce(s);
     if (s->ctx.hub) {
         sse_hub_close(s->ctx.hub, 2000);
     }
@@ -1303,8 +1315,8 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     }
     MHD_stop_daemon(s->daemon);
     deadline_watch_stop(s->deadlines);
-    if (listener != MHD_INVALID_SOCKET) {
-        close(listener);
+    if (s->listener != MHD_INVALID_SOCKET) {
+        close(s->listener);
     }
     /* The last lines, unless nobody reads them; then say what was lost. */
     if (!log_flush(1000) || log_dropped() > 0) {

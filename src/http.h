@@ -40,7 +40,12 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
 /* The port actually bound (useful with port 0). */
 unsigned http_server_port(const struct http_server *s);
 
-/* Graceful stop: closes the listening socket, then waits up to grace_s
+/* The first half of a graceful stop: accepts no new connection from now on
+ * (they wait in the kernel's backlog and are refused when the daemon stops).
+ * http_server_stop does it too, if this was not called. */
+void http_server_quiesce(struct http_server *s);
+
+/* Graceful stop: stops accepting (http_server_quiesce), then waits up to grace_s
  * seconds for requests in flight (ends event streams first), then stops the
  * daemon, empties the cache (ready responses in it belong to the server)
  * and frees. Accepts NULL. */

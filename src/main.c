@@ -279,8 +279,9 @@ int main(int argc, char **argv)
                http_server_port(server));
         fflush(stdout);
         int sig = wait_for_stop_signal(&config, cache, argc, argv);
-        fprintf(stderr, "folio: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         unsigned port = http_server_port(server);
+        http_server_quiesce(server); /* first, so that the line below means it */
+        fprintf(stderr, "folio: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         struct timespec deadline;
         clock_gettime(CLOCK_MONOTONIC, &deadline);
         deadline.tv_sec += config.grace;

@@ -195,6 +195,7 @@ class Shutdown(Fixture):
             f.write(os.urandom(1 << 20) * 24)
         s = Server(self.root, "--grace", "10").__enter__()
         got = {}
+        begun = threading.Event()
 
         def slow_download():
             with socket.create_connection(("127.0.0.1", s.port), timeout=20) as c:
@@ -205,17 +206,21 @@ class Shutdown(Fixture):
                     if not b:
                         break
                     data.append(b)
+                    begun.set()
                     if len(data) < 20:
                         time.sleep(0.05)  # slow at first, so SIGTERM lands mid-body
                 got["bytes"] = sum(len(b) for b in data)
 
         t = threading.Thread(target=slow_download)
         t.start()
-        time.sleep(0.3)
+        self.assertTrue(begun.wait(30), "the download never began")
+        deadline = time.time() + 30
         s.proc.send_signal(signal.SIGTERM)
         # Draining: a new connection is not served (MHD keeps the listening
         # socket open, unaccepted, until the daemon stops; then it is refused).
-        time.sleep(0.2)
+        # folio says "stopping" only once it accepts no more.
+        while "stopping" not in s.stderr_text and time.time() < deadline:
+            time.sleep(0.01)
         try:
             with socket.create_connection(("127.0.0.1", s.port), timeout=1) as late:
                 late.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
