@@ -747,6 +747,51 @@ static const char *settle_target(struct request *req, const char *path, size_t s
     return req->target + n;
 }
 
+/* The file path names beneath route (a folder's address already made its
+ * index.html, folder says so): from a ready response, else opened and
+ * served, or the redirect, 404 or error it calls for. moved: where a "//"
+ * spelling of an address that exists is sent, or NULL. */
+static enum MHD_Result serve_in_route(struct MHD_Connection *conn, struct request *req,
+                                      const struct route *route, const char *path, bool folder,
+                                      const char *query, const char *moved)
+{
+    const char *rel = path + route->prefix_len;
+    int fd, err;
+    struct stat st;
+    /* A representation kept whole answers at once (one fstatat checks it is
+     * still that file); a spelling with "//" is redirected first. */
+    enum MHD_Result ready;
+    if (!moved && serve_ready(conn, req, route, rel, &ready)) {
+        return ready;
+    }
+    enum resolve_status found = resolve_open(route->dir_fd, rel, &fd, &st, &err);
+    if (found == RESOLVED_NOT_FOUND && routes_check(route, true) == ROUTE_REOPENED) {
+        found = resolve_open(route->dir_fd, rel, &fd, &st, &err); /* the folder was swapped */
+    }
+    if (moved && (found == RESOLVED_FILE || found == RESOLVED_DIRECTORY)) {
+        close(fd);
+        return respond_moved(conn, req, moved);
+    }
+    switch (found) {
+    case RESOLVED_FILE:
+        return serve_file(conn, req, route, rel, fd, &st);
+    case RESOLVED_DIRECTORY:
+        close(fd);
+        if (folder) { /* ".../index.html/" is a folder: nothing to serve */
+            return respond_error(conn, req, 404);
+        }
+        return respond_redirect(conn, req, path, query);
+    case RESOLVED_NOT_FOUND:
+        return respond_error(conn, req, 404);
+    case RESOLVED_FORBIDDEN:
+        return respond_error(conn, req, 403);
+    case RESOLVED_ERROR:
+        break;
+    }
+    fprintf(stderr, "folio: %s: %s\n", path, strerror(err));
+    return respond_error(conn, req, err == EMFILE || err == ENFILE ? 503 : 500);
+}
+
 /* A GET or HEAD past its checks: the reserved paths, then the routes. */
 static enum MHD_Result serve_target(struct MHD_Connection *conn, struct request *req)
 {
@@ -791,41 +836,8 @@ static enum MHD_Result serve_target(struct MHD_Connection *conn, struct request 
     if (folder) {
         strcpy(path + len, "index.html");
     }
-    const char *rel = path + route->prefix_len;
-    int fd, err;
-    struct stat st;
-    /* A representation kept whole answers at once (one fstatat checks it is
-     * still that file); a spelling with "//" is redirected first. */
-    enum MHD_Result ready;
-    if (!moved_len && serve_ready(conn, req, route, rel, &ready)) {
-        return ready;
-    }
-    enum resolve_status found = resolve_open(route->dir_fd, rel, &fd, &st, &err);
-    if (found == RESOLVED_NOT_FOUND && routes_check(route, true) == ROUTE_REOPENED) {
-        found = resolve_open(route->dir_fd, rel, &fd, &st, &err); /* the folder was swapped */
-    }
-    if (moved_len && (found == RESOLVED_FILE || found == RESOLVED_DIRECTORY)) {
-        close(fd);
-        return respond_moved(conn, req, moved);
-    }
-    switch (found) {
-    case RESOLVED_FILE:
-        return serve_file(conn, req, route, rel, fd, &st);
-    case RESOLVED_DIRECTORY:
-        close(fd);
-        if (folder) { /* ".../index.html/" is a folder: nothing to serve */
-            return respond_error(conn, req, 404);
-        }
-        return respond_redirect(conn, req, path, query ? query + 1 : NULL);
-    case RESOLVED_NOT_FOUND:
-        return respond_error(conn, req, 404);
-    case RESOLVED_FORBIDDEN:
-        return respond_error(conn, req, 403);
-    case RESOLVED_ERROR:
-        break;
-    }
-    fprintf(stderr, "folio: %s: %s\n", path, strerror(err));
-    return respond_error(conn, req, err == EMFILE || err == ENFILE ? 503 : 500);
+    return serve_in_route(conn, req, route, path, folder, query ? query + 1 : NULL,
+                          moved_len ? moved : NULL);
 }
 
 /* What the checks of the request's fields found, header by header. */
