@@ -19,7 +19,7 @@ server CPU per request (utime + stime of all the server's processes, from
 processes), and folio/best-peer ratios from the same run. Prints a Markdown
 report; --readme writes it into bench/README.md, --svg writes a plot.
 
-    python3 bench/article.py                         # ~8 minutes
+    python3 bench/article.py                         # ~9 minutes
     python3 bench/article.py --rounds 1 --duration 2 # a quick look
     python3 bench/article.py --folio main=build/src/folio --folio after=/tmp/b/src/folio
     python3 bench/article.py --folio main=build/src/folio --folio "sidecars=build/src/folio --root {static}"
