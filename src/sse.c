@@ -143,6 +143,14 @@ static void sse_client_push(struct sse_client *c, const char *bytes, size_t len)
     c->len += len;
 }
 
+/* Takes suspended client c off its suspension onto *list, for one resume. */
+static void sse_claim(struct sse_client *c, struct sse_client **list)
+{
+    c->suspended = false;
+    c->resume_next = *list;
+    *list = c;
+}
+
 /* Claims the resume of every suspended client. Called with hub->mu held;
  * the caller passes the list to sse_resume_claimed() after unlocking. */
 static struct sse_client *sse_claim_resumes(struct sse_hub *hub)
@@ -150,9 +158,7 @@ static struct sse_client *sse_claim_resumes(struct sse_hub *hub)
     struct sse_client *list = NULL;
     for (struct sse_client *c = hub->head; c != NULL; c = c->next) {
         if (c->suspended) {
-            c->suspended = false;
-            c->resume_next = list;
-            list = c;
+            sse_claim(c, &list);
         }
     }
     if (list != NULL) {
@@ -278,9 +284,7 @@ static struct sse_client *sse_drop_closed_peers(struct sse_hub *hub)
          * the peer closed (or reset) its side. */
         if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLIN))) {
             sse_client_drop(c);
-            c->suspended = false;
-            c->resume_next = list;
-            list = c;
+            sse_claim(c, &list);
         }
     }
     if (list != NULL) {
