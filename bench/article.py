@@ -330,6 +330,7 @@ def start_folio(name, binary, root, tmp, workers, extra=()):
         if s.proc.poll() is not None:
             break
         time.sleep(0.05)
+    s.stop()  # it may be running without having said where
     with open(out, errors="replace") as f:
         die(f"{name} ({binary}) did not start:\n" + f.read())
 
