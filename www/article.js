@@ -217,9 +217,36 @@
     document.addEventListener('keydown', function (e) { if (e.key === 'Escape') hide(); });
   }
 
+  /* Presets: a link of the text (data-preset="WIDGET:NAME", href #preset-WIDGET-NAME) puts a
+   * worked example into a widget. Each widget fragment puts its setter in window.folioPresets
+   * (it returns true when it knew the name); this one listener serves them all, and a widget
+   * that loads after the address named it asks folioPresetFromHash. */
+  function setupPresets() {
+    var setters = window.folioPresets = window.folioPresets || {};
+    function reveal(w) {
+      var el = document.getElementById('fragment-' + w);
+      if (el) el.scrollIntoView({ block: 'start' });
+    }
+    function fromHash(only) {
+      var h = decodeURIComponent(location.hash.slice(1));
+      Object.keys(setters).forEach(function (w) {
+        if ((!only || only === w) && h.indexOf('preset-' + w + '-') === 0 && setters[w](h.slice(8 + w.length))) reveal(w);
+      });
+    }
+    window.folioPresetFromHash = fromHash;
+    document.addEventListener('click', function (e) {
+      var a = e.target.closest ? e.target.closest('[data-preset]') : null;
+      if (!a) return;
+      var spec = a.getAttribute('data-preset'), i = spec.indexOf(':'), fn = setters[spec.slice(0, i)];
+      if (fn && fn(spec.slice(i + 1))) reveal(spec.slice(0, i));
+    });
+    window.addEventListener('hashchange', function () { fromHash(); });
+  }
+
   function start() {
     setupToc();
     setupTapTips();
+    setupPresets();
     loadAll();
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
