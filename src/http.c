@@ -21,6 +21,7 @@
 #include "cache.h"
 #include "deadline.h"
 #include "config.h"
+#include "connection.h"
 #include "encoding.h"
 #include "entry.h"
 #include "livereload.h"
@@ -70,6 +71,7 @@ struct request {
     unsigned status;
     uint64_t bytes, body_bytes;
     bool headers_seen, checked;
+    bool last_on_connection;       /* our response ends the connection (see kept_alive) */
     char protocol_buf[16];         /* the version as sent, for a request MHD refuses itself */
     char prefix_buf[REWRITE_PREFIX_MAX];
     char target[]; /* percent-encoded, with the query: as received, but in origin form
@@ -82,11 +84,27 @@ static void add_header(struct MHD_Response *r, const char *name, const char *val
     MHD_add_response_header(r, name, value);
 }
 
-/* The deadline entry of conn (its socket context), or NULL. */
-static struct deadline_entry *connection_deadline(struct MHD_Connection *conn)
+/* folio's record of conn (its socket context, see connection.h), or NULL. */
+static struct connection *connection_of(struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info ? info->socket_context : NULL;
+}
+
+/* The deadline entry of conn, or NULL. */
+static struct deadline_entry *connection_deadline(struct MHD_Connection *conn)
+{
+    struct connection *c = connection_of(conn);
+    return c ? c->deadline : NULL;
+}
+
+/* Whether libmicrohttpd will close conn after resp: a response queued before
+ * the request's headers were all seen (it then skips the rest of the request,
+ * see handle_request) or one that says Connection: close. */
+static void note_last_on_connection(struct request *req, struct MHD_Response *resp)
+{
+    req->last_on_connection = !req->headers_seen ||
+        request_lists_token(MHD_get_response_header(resp, MHD_HTTP_HEADER_CONNECTION), "close");
 }
 
 /* From now on the connection waits for a request's line and headers: all of
@@ -126,6 +144,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct request *req, u
     req->status = status;
     req->bytes = strcmp(req->method, "HEAD") == 0 || status == 304 ? 0 : body_bytes;
     expect_sending(req->server, conn, resp, req->bytes);
+    note_last_on_connection(req, resp);
     enum MHD_Result ok = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
     return ok;
@@ -233,6 +252,18 @@ static struct MHD_Response *response_from_rep(struct entry_rep *rep, uint64_t of
 static bool serve_not_found_ready(struct MHD_Connection *conn, struct request *req,
                                   const struct entry_facts *f, enum MHD_Result *done);
 
+enum { ERROR_PAGE_MAX = 512 };
+
+/* Writes folio's own page for status into buf; returns its length. */
+static size_t error_page(unsigned status, char *buf, size_t size)
+{
+    int n = snprintf(buf, size,
+                     "<!doctype html>\n<html lang=\"en\"><meta charset=\"utf-8\"><title>%u %s</title>\n"
+                     "<h1>%u %s</h1>\n<p>folio could not serve this address.</p>\n</html>\n",
+                     status, status_text(status), status, status_text(status));
+    return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+}
+
 /* A small HTML error page; for 404, www/404.html when the article has one,
  * prepared for the address that was not found (its references resolve
  * against it). */
@@ -253,12 +284,8 @@ static enum MHD_Result respond_error(struct MHD_Connection *conn, struct request
         entry_rep_release(&page);
     }
     if (!resp) {
-        char text[512];
-        snprintf(text, sizeof(text),
-                 "<!doctype html>\n<html lang=\"en\"><meta charset=\"utf-8\"><title>%u %s</title>\n"
-                 "<h1>%u %s</h1>\n<p>folio could not serve this address.</p>\n</html>\n",
-                 status, status_text(status), status, status_text(status));
-        len = strlen(text);
+        char text[ERROR_PAGE_MAX];
+        len = error_page(status, text, sizeof(text));
         resp = response_from_text(text);
     }
     if (!resp) {
@@ -505,6 +532,7 @@ static enum MHD_Result queue_shared(struct MHD_Connection *conn, struct request 
     req->status = status;
     req->bytes = strcmp(req->method, "HEAD") == 0 || status == 304 ? 0 : body_bytes;
     expect_sending(req->server, conn, resp, req->bytes);
+    note_last_on_connection(req, resp);
     return MHD_queue_response(conn, status, resp);
 }
 
@@ -1019,11 +1047,17 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
         return MHD_YES;
     }
     if (*upload_size > 0) {
-        /* A body on GET or HEAD: read and dropped (its declared length was
-         * checked; a chunked one past the limit ends the connection). */
+        /* A body on GET or HEAD: read and dropped. A declared length past
+         * the limit was refused up front; a chunked body can only be
+         * measured, and libmicrohttpd 0.9.75 takes no response while one is
+         * coming in, so it is read to its end (within --header-timeout,
+         * which still runs) and refused then. */
         req->body_bytes += *upload_size;
         *upload_size = 0;
-        return req->body_bytes > IGNORED_BODY_MAX ? MHD_NO : MHD_YES;
+        return MHD_YES;
+    }
+    if (req->body_bytes > IGNORED_BODY_MAX) {
+        return respond_error(conn, req, 413);
     }
     if (!request_prefix(conn, req)) {
         return respond_error(conn, req, 400);
@@ -1041,6 +1075,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 static void *on_request_start(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     struct http_server *s = cls;
+    connection_request_started(connection_of(conn));
     size_t len = strlen(uri);
     struct request *req = malloc(sizeof(*req) + len + 1);
     if (!req) {
@@ -1110,6 +1145,20 @@ static void write_log_line(struct http_server *s, struct MHD_Connection *conn,
     log_write(s->ctx.config->log_format, &rec);
 }
 
+/* Whether libmicrohttpd 0.9.75 reads another request on conn after req: its
+ * keepalive_possible() for what folio sends. A response of ours that did not
+ * end the connection, to an HTTP/1.1 request that did not ask for the end;
+ * HTTP/1.0 keep-alive counts as not kept (a wrong guess then means a silent
+ * close, never a stray 400 after a response). */
+static bool kept_alive(struct MHD_Connection *conn, const struct request *req,
+                       enum MHD_RequestTerminationCode why)
+{
+    return why == MHD_REQUEST_TERMINATED_COMPLETED_OK && req->status && !req->last_on_connection &&
+           strcmp(req->protocol, MHD_HTTP_VERSION_1_1) == 0 &&
+           !request_lists_token(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONNECTION),
+                                "close");
+}
+
 /* The completion callback: writes the access-log line and frees the request. */
 static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
                             enum MHD_RequestTerminationCode why)
@@ -1146,39 +1195,64 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
          * buffer handed to the error response: its fields are not read. */
         write_log_line(s, conn, &rec, req->method != NULL);
     }
+    connection_request_done(connection_of(conn), kept_alive(conn, req, why));
     free(req->sent_target);
     free(req);
     expect_headers(s, conn); /* the next request's, on a connection kept alive */
     atomic_fetch_sub(&s->in_flight, 1);
 }
 
-/* A connection opens: it gets its header deadline. It closes: a refusal of
- * a request line libmicrohttpd could not read (414, a bad version), or a
- * deadline that ended it before its request line was whole, had no request
- * of ours, so either is logged here. */
+/* Answers 400 on c's socket for a request line libmicrohttpd dropped (see
+ * connection.h), as respond_error would have; the body's length when it all
+ * went out, else 0. */
+static size_t answer_dropped_line(const struct connection *c)
+{
+    char page[ERROR_PAGE_MAX], date[30], response[ERROR_PAGE_MAX + 512];
+    size_t len = error_page(400, page, sizeof(page));
+    precondition_date_format(time(NULL), date);
+    int n = snprintf(response, sizeof(response),
+                     "HTTP/1.1 400 Bad Request\r\nDate: %s\r\nConnection: close\r\n"
+                     "Content-Type: text/html; charset=utf-8\r\nCache-Control: no-store\r\n"
+                     "X-Content-Type-Options: nosniff\r\nContent-Length: %zu\r\n\r\n%s",
+                     date, len, page);
+    bool sent = n > 0 && (size_t)n < sizeof(response) && connection_answer(c->fd, response, (size_t)n);
+    return sent ? len : 0;
+}
+
+/* A connection opens: it gets its record and header deadline. It closes:
+ * a request line libmicrohttpd dropped is answered here; that, a refusal of
+ * a line it could not read (414, a bad version), or a deadline that ended it
+ * before its request line was whole had no request of ours, so each is
+ * logged here. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
     struct http_server *s = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        *socket_context = fd ? deadline_add(s->deadlines, fd->connect_fd,
-                                            deadline_now_ms() + (int64_t)s->ctx.config->header_timeout * 1000)
+        *socket_context = fd ? connection_open(s->deadlines, fd->connect_fd,
+                                               deadline_now_ms() + (int64_t)s->ctx.config->header_timeout * 1000)
                              : NULL;
         return;
     }
-    /* A deadline that passed before a request line was whole has no request
-     * of ours to log it (one that passed later was logged on completion). */
-    bool dropped = deadline_was_expired(*socket_context);
-    deadline_remove(s->deadlines, *socket_context); /* before MHD closes the socket */
+    struct connection *c = *socket_context;
     *socket_context = NULL;
-    if (!refused_status && !dropped) {
-        return;
-    }
-    struct log_record rec = {.status = dropped ? 0 : refused_status};
+    bool dropped = c && deadline_was_expired(c->deadline);
+    unsigned status = dropped ? 0 : refused_status;
     if (!dropped) {
         refused_status = 0;
     }
+    bool unread = c && connection_dropped_line(c, deadline_now_ms(), s->ctx.config->timeout,
+                                               connection_peer_state(c->fd), dropped, status != 0);
+    size_t answered = unread ? answer_dropped_line(c) : 0;
+    if (answered) {
+        status = 400;
+    }
+    connection_close(s->deadlines, c); /* before MHD closes the socket */
+    if (!status && !dropped && !unread) {
+        return;
+    }
+    struct log_record rec = {.status = status, .bytes = answered};
     if (!s->ctx.config->quiet) {
         clock_gettime(CLOCK_REALTIME, &rec.time);
         write_log_line(s, conn, &rec, false);
@@ -1258,7 +1332,8 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
     }
     pthread_mutex_init(&s->start_lock, NULL);
     s->starting = true;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+    /* MHD_USE_TURBO: see connection.h (the one thing it changes here). */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     s->daemon = MHD_start_daemon( /* the port asked for, so MHD's bind error names it */
         flags, (uint16_t)c->port, NULL, NULL, handle_request, s,

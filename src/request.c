@@ -35,12 +35,32 @@ bool request_is_token(const char *s, size_t len)
     if (len == 0) {
         return false;
     }
+
     for (size_t i = 0; i < len; i++) {
         if (!is_tchar((unsigned char)s[i])) {
             return false;
         }
     }
     return true;
+}
+
+/* See request.h: one element of a #list, with its optional whitespace. */
+bool request_lists_token(const char *value, const char *token)
+{
+    size_t want = strlen(token);
+    for (const char *p = value; p && *p;) {
+        p += strspn(p, " \t,");
+        size_t len = strcspn(p, ",");
+        size_t end = len;
+        while (end && (p[end - 1] == ' ' || p[end - 1] == '\t')) {
+            end--;
+        }
+        if (end == want && strncasecmp(p, token, want) == 0) {
+            return true;
+        }
+        p += len;
+    }
+    return false;
 }
 
 /* A reg-name (RFC 3986 3.2.2): unreserved, sub-delims and %HH escapes; an

@@ -46,6 +46,10 @@ bool request_host_valid(const char *value, size_t len);
  * method or a field name must be. */
 bool request_is_token(const char *s, size_t len);
 
+/* True when the comma-separated list value (a Connection header) holds token,
+ * compared case-insensitively (RFC 9110 5.6.1, 7.6.1); value may be NULL. */
+bool request_lists_token(const char *value, const char *token);
+
 enum request_method {
     REQUEST_METHOD_GET,
     REQUEST_METHOD_HEAD,

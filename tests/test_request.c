@@ -110,6 +110,13 @@ static void test_tokens_and_methods(void **state)
     assert_false(request_is_token("foo\x02", 4));
     assert_false(request_is_token("a b", 3));
     assert_false(request_is_token("", 0));
+    assert_true(request_lists_token("close", "close"));
+    assert_true(request_lists_token("keep-alive, Close", "close"));
+    assert_true(request_lists_token(" ,close\t, x", "close"));
+    assert_false(request_lists_token("closed, unclose", "close"));
+    assert_false(request_lists_token("keep-alive", "close"));
+    assert_false(request_lists_token("", "close"));
+    assert_false(request_lists_token(NULL, "close"));
     assert_int_equal(request_method_classify("GET", 3), REQUEST_METHOD_GET);
     assert_int_equal(request_method_classify("HEAD", 4), REQUEST_METHOD_HEAD);
     assert_int_equal(request_method_classify("OPTIONS", 7), REQUEST_METHOD_OPTIONS);

@@ -81,6 +81,58 @@ class RequestLine(ArticleTestCase):
         self.assertTrue(self.server.alive())
 
 
+class UnreadableRequestLines(ArticleTestCase):
+    """A request line libmicrohttpd 0.9.75 cannot read (no space, or a space
+    first) is a 400, as nginx answers, never a silent close; and only then:
+    a connection it ends for any other reason gets no stray bytes."""
+    server_args = ("--log-format", "json", "--timeout", "2", "--header-timeout", "30")
+
+    def test_a_whitespace_or_garbage_line_is_400(self):
+        for data in (b"   \r\n", b"GARBAGE\r\n", b"\t\r\n", b" GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n",
+                     b"\r\n\r\n   \r\n", b"GARBAGE\r\nGET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n"):
+            resp = self.server.raw(data, timeout=3)
+            self.assertEqual(responses(resp), [400], (data, resp[:200]))
+            self.assertEqual(header(resp, "Connection"), "close")
+            self.assertEqual(int(header(resp, "Content-Length")), len(resp.split(b"\r\n\r\n", 1)[1]))
+        before = len(self.server.log_lines)
+        self.server.raw(b"   \r\n", timeout=3)
+        record = json.loads(self.server.wait_log(before + 1)[before])
+        self.assertEqual((record["status"], record["method"]), (400, ""), record)
+        self.assertGreater(record["bytes"], 0)
+
+    def test_after_a_response_on_a_kept_connection(self):
+        kept = b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n"
+        self.assertEqual(responses(self.server.raw(kept + b"   \r\n", timeout=3)), [200, 400])
+        self.assertEqual(responses(self.server.raw(kept + kept + b"X\r\n", timeout=3)), [200, 200, 400])
+
+    def test_a_connection_that_was_ending_anyway_gets_nothing_more(self):
+        for first in (b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+                      b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nConnection: keep-alive, Close\r\n\r\n",
+                      b"GET /tiny.css HTTP/1.0\r\n\r\n",
+                      b"GET /tiny.css HTTP/1.1\r\nHost: a b\r\n\r\n",                     # our 400
+                      b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nContent-Length: 9999999\r\n\r\n",  # 413
+                      b"POST /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n"):                     # 405
+            resp = self.server.raw(first + b"   \r\n", timeout=3)
+            self.assertEqual(len(responses(resp)), 1, (first, resp[:300]))
+
+    def test_an_idle_connection_is_closed_silently(self):
+        """The idle timeout (2 s here) closes without a word, before a
+        request and after one, as nginx's keepalive_timeout does."""
+        for data in (b"", b"\r\n", b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n"):
+            start = time.monotonic()
+            resp = self.server.raw(data, timeout=10)
+            self.assertGreater(time.monotonic() - start, 1.5, data)  # the timeout ended it
+            self.assertEqual(len(responses(resp)), 1 if data.startswith(b"GET") else 0, (data, resp[:300]))
+            self.assertNotIn(b" 400 ", resp)
+
+    def test_a_client_that_leaves_gets_nothing(self):
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=5) as s:
+            s.sendall(b"\r\n")
+            s.shutdown(socket.SHUT_WR)  # its FIN: libmicrohttpd closes for that
+            self.assertEqual(s.recv(1024), b"")
+        self.assertTrue(self.server.alive())
+
+
 class Host(ArticleTestCase):
     """RFC 9112 3.2: a server MUST answer 400 to a missing, repeated or invalid Host."""
 
@@ -144,6 +196,14 @@ class Fields(ArticleTestCase):
         self.assertEqual(status_of(self.server.raw(data)), 413)
         self.assertEqual(status_of(self.server.raw(request(headers=b"Host: t\r\nTransfer-Encoding: gzip\r\n"))), 501)
         self.assertTrue(self.server.alive())
+
+    def test_a_big_chunked_body_on_get_is_413_once_read(self):
+        chunk = b"4000\r\n" + b"x" * 0x4000 + b"\r\n"
+        for count, expect in ((3, [200, 404]), (5, [413, 404])):  # 48 KiB, then 80 KiB past 64
+            data = (b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                    chunk * count + b"0\r\n\r\n" + request(b"/missing"))
+            # The body read to its end, the connection goes on to the next request.
+            self.assertEqual(responses(self.server.raw(data)), expect, count)
 
     def test_a_304_carries_no_content_length_0(self):
         for extra in (b"", b"Accept-Encoding: gzip\r\n"):
@@ -406,6 +466,24 @@ class Slowloris(ArticleTestCase):
         self.assertIsNotNone(served_at, "no normal client was served while the slowloris ran")
         self.assertLess(served_at, 2 + 2.5 * SLOWDOWN)  # the deadline, and a tick or two
         self.assertTrue(self.server.alive(patience=2))
+
+    def test_a_body_that_never_ends_is_ended_by_the_deadline(self):
+        """A chunked body on GET is read to its end (see Fields), but the
+        header deadline still runs: one that streams on for ever is cut."""
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=2) as s:
+            s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            start, ended = time.time(), False
+            while not ended and time.time() - start < 8 * SLOWDOWN:
+                try:
+                    s.sendall(b"400\r\n" + b"x" * 0x400 + b"\r\n")
+                    ended = s.recv(1, socket.MSG_DONTWAIT) == b""
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    ended = True
+                time.sleep(0.05)
+        self.assertTrue(ended, "a never-ending body held its connection")
+        self.assertLess(time.time() - start, 2 + 2.5 * SLOWDOWN)
 
 
 class SlowResponse(ArticleTestCase):

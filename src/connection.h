@@ -1,0 +1,69 @@
+/* connection: what folio keeps of each client connection libmicrohttpd holds.
+ *
+ * Two things need a connection-long memory: the deadline entry (deadline.h)
+ * and whether the connection is waiting for a request line. The second is
+ * for a request line libmicrohttpd 0.9.75 cannot read: one without a space
+ * (`GARBAGE`) or starting with one (`   `). It drops such a connection in
+ * parse_initial_message_line before any callback and without a response,
+ * where RFC 9112 section 3 and nginx answer 400. folio runs the daemon with
+ * MHD_USE_TURBO, whose one effect on a plain socket is that libmicrohttpd no
+ * longer shuts the write side before telling us of the close; so at the close
+ * folio can still answer that 400 itself, and then shuts the write side as
+ * libmicrohttpd would have (connection_close), for every connection.
+ *
+ * The close notification does not say why; connection_dropped_line tells the
+ * one case from every other by what is known for certain (see there).
+ */
+#ifndef FOLIO_CONNECTION_H
+#define FOLIO_CONNECTION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "deadline.h"
+
+struct connection {
+    struct deadline_entry *deadline; /* owned; NULL when out of memory */
+    int fd;                          /* libmicrohttpd's socket, closed by it after connection_close */
+    int64_t waiting_since_ms;        /* CLOCK_MONOTONIC ms since when a request line is awaited; -1: none is */
+};
+
+/* How the peer's side of a socket looks, without reading from it. */
+enum connection_peer {
+    CONNECTION_PEER_OPEN, /* nothing to read yet, or more bytes waiting */
+    CONNECTION_PEER_GONE, /* it sent its FIN, reset, or the socket is shut */
+};
+
+/* Starts the record of a connection on fd, waiting for its first request
+ * line, watched by w until header_deadline_ms. NULL when out of memory. */
+struct connection *connection_open(struct deadline_watch *w, int fd, int64_t header_deadline_ms);
+
+/* A request line was read: none is awaited until the request is done. Accepts NULL. */
+void connection_request_started(struct connection *c);
+
+/* The request is done; kept_alive says whether libmicrohttpd reads another
+ * one on this connection (false when it closes after the response). Accepts NULL. */
+void connection_request_done(struct connection *c, bool kept_alive);
+
+/* The peer's side of fd (a non-blocking peek). */
+enum connection_peer connection_peer_state(int fd);
+
+/* True when a close seen now can only be libmicrohttpd dropping a request
+ * line it could not read: a line was awaited, the peer is still there, the
+ * idle timeout (idle_timeout_s, 0 for none) cannot have fired yet, and
+ * neither a deadline nor a refusal of libmicrohttpd's own ended it. */
+bool connection_dropped_line(const struct connection *c, int64_t now_ms, unsigned idle_timeout_s,
+                             enum connection_peer peer, bool deadline_expired, bool refused);
+
+/* Writes response (len bytes, a whole HTTP/1.1 response with Connection:
+ * close) to fd without blocking, then reads and drops what the client sent
+ * meanwhile so the close is not a reset that loses it. True when all went out. */
+bool connection_answer(int fd, const char *response, size_t len);
+
+/* Ends the record before libmicrohttpd closes the socket: stops its
+ * deadline and shuts the socket's write side (a FIN after the last byte, as
+ * libmicrohttpd does without MHD_USE_TURBO). Accepts NULL. */
+void connection_close(struct deadline_watch *w, struct connection *c);
+
+#endif

@@ -1,0 +1,78 @@
+/* connection: when a close can only be a request line libmicrohttpd dropped,
+ * and the answer written then, over a real socket pair. */
+#include "cmocka_prelude.h"
+
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "connection.h"
+
+/* Every reason but the dropped line makes the predicate false. */
+static void test_dropped_line_only_when_nothing_else_explains_it(void **state)
+{
+    struct connection waiting = {.fd = -1, .waiting_since_ms = 10000};
+    struct connection busy = {.fd = -1, .waiting_since_ms = -1};
+    const enum connection_peer open = CONNECTION_PEER_OPEN, gone = CONNECTION_PEER_GONE;
+    assert_true(connection_dropped_line(&waiting, 10500, 2, open, false, false));
+    assert_true(connection_dropped_line(&waiting, 99999, 0, open, false, false)); /* no idle timeout */
+    assert_false(connection_dropped_line(&waiting, 12000, 2, open, false, false)); /* the idle timeout */
+    assert_false(connection_dropped_line(&waiting, 10500, 2, gone, false, false)); /* FIN, reset, shutdown */
+    assert_false(connection_dropped_line(&waiting, 10500, 2, open, true, false)); /* our deadline */
+    assert_false(connection_dropped_line(&waiting, 10500, 2, open, false, true)); /* MHD's own 414 */
+    assert_false(connection_dropped_line(&busy, 10500, 2, open, false, false)); /* a request was on */
+    assert_false(connection_dropped_line(NULL, 10500, 2, open, false, false));
+}
+
+/* A request started and done moves the wait: kept alive it starts again. */
+static void test_waiting_follows_requests(void **state)
+{
+    struct connection c = {.fd = -1, .waiting_since_ms = 5};
+    connection_request_started(&c);
+    assert_int_equal(c.waiting_since_ms, -1);
+    connection_request_done(&c, false);
+    assert_int_equal(c.waiting_since_ms, -1);
+    connection_request_done(&c, true);
+    assert_true(c.waiting_since_ms >= deadline_now_ms() - 1000);
+    connection_request_started(NULL);
+    connection_request_done(NULL, true);
+}
+
+/* The peer's state, the answer, the drain and the FIN, on a socket pair. */
+static void test_answer_and_close_on_a_socket(void **state)
+{
+    int pair[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+    assert_int_equal(connection_peer_state(pair[0]), CONNECTION_PEER_OPEN);
+    assert_int_equal(send(pair[1], "more", 4, 0), 4); /* what the client sent on */
+    assert_int_equal(connection_peer_state(pair[0]), CONNECTION_PEER_OPEN);
+
+    struct deadline_watch *w = deadline_watch_start(50);
+    assert_non_null(w);
+    struct connection *c = connection_open(w, pair[0], 0);
+    assert_non_null(c);
+    assert_true(connection_answer(pair[0], "HTTP/1.1 400 x\r\n\r\n", 18));
+    char none;
+    assert_int_equal(recv(pair[0], &none, 1, MSG_DONTWAIT), -1); /* "more" was drained */
+    connection_close(w, c);
+    char got[64] = {0};
+    assert_int_equal(recv(pair[1], got, sizeof(got), 0), 18);
+    assert_string_equal(got, "HTTP/1.1 400 x\r\n\r\n");
+    assert_int_equal(recv(pair[1], got, sizeof(got), 0), 0); /* the write side was shut */
+    connection_close(w, NULL);
+    deadline_watch_stop(w);
+
+    close(pair[1]); /* the peer left: gone */
+    assert_int_equal(connection_peer_state(pair[0]), CONNECTION_PEER_GONE);
+    close(pair[0]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dropped_line_only_when_nothing_else_explains_it),
+        cmocka_unit_test(test_waiting_follows_requests),
+        cmocka_unit_test(test_answer_and_close_on_a_socket),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
