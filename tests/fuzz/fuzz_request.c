@@ -14,7 +14,9 @@
  *     parses back to itself, and the value twice ("v, v") agrees;
  *   3 request_folder_location: the reference holds only pchar, '%', '/' and
  *     '.'; decoding it (without "./" and the final "/") gives the name back;
- *   4 request_is_token and request_method_classify agree on what a token is.
+ *   4 request_is_token and request_method_classify agree on what a token is;
+ *     request_lists_token finds "close" only where the text holds it, and
+ *     always once ", close" is appended.
  */
 #include "fuzz.h"
 
@@ -141,6 +143,18 @@ static void check_token(const char *s, size_t n)
     if (token) {
         fuzz_check(n > 0 && !memchr(s, ' ', n) && !memchr(s, ':', n), "token: no space or colon");
     }
+    char *list = malloc(n + 8);
+    if (!list) {
+        abort();
+    }
+    memcpy(list, s, n);
+    list[n] = '\0'; /* a header value is a C string: it ends at the first NUL */
+    if (request_lists_token(list, "close")) {
+        fuzz_check(strcasestr(list, "close") != NULL, "list: close is in the text");
+    }
+    strcat(list, ", close");
+    fuzz_check(request_lists_token(list, "close"), "list: an appended close is found");
+    free(list);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
