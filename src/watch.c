@@ -406,37 +406,58 @@ bool watch_window_held(const struct watch *w)
     return false;
 }
 
-/* Whether root @r's path still names the folder watched there. If not
+/* Opens root @r's path (following symlinks) into *fd and *st: 1 a folder
+ * is there, 0 none is, -1 cannot tell now (out of descriptors). */
+static int watch_root_open(const struct watch_root *root, int *fd, struct stat *st)
+{
+    *fd = open(root->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (*fd >= 0 && fstat(*fd, st) == 0) {
+        return 1;
+    }
+    int err = errno;
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return err == ENOENT || err == ENOTDIR || err == ELOOP || err == EACCES ? 0 : -1;
+}
+
+/* Whether root @r's path still names the folder watched there (held open:
+ * while it is, no new folder can be given its inode number). If not
  * (replaced, gone, back), the route is re-opened, the old folder's watches
  * dropped and the new one's tree added, as one overflow (watch_root_swapped).
- * @gone: an event said the folder watched there is no longer at the path
- * (deleted, moved, a folder made in its place), whatever the inode number
- * says: a deleted folder's number can be given to the next one. Also
- * re-adds a root watch that was lost. */
-static void watch_root_recheck(struct watch *w, size_t r, bool gone)
+ * Also re-adds a root watch that was lost. */
+static void watch_root_recheck(struct watch *w, size_t r)
 {
     struct watch_root *root = &w->roots[r];
+    int fd;
     struct stat st;
-    bool there = stat(root->path, &st) == 0 && S_ISDIR(st.st_mode);
-    bool same = there && root->present && !gone && st.st_dev == root->dev &&
-                st.st_ino == root->ino;
-    if ((same && root->wd >= 0) || (!there && !root->present)) {
+    int there = watch_root_open(root, &fd, &st);
+    bool same = there == 1 && root->fd >= 0 && st.st_dev == root->dev && st.st_ino == root->ino;
+    if (there < 0 || (same && root->wd >= 0) || (there == 0 && root->fd < 0)) {
+        if (fd >= 0) {
+            close(fd);
+        }
         return;
     }
-    if (!same) {
+    if (same) {
+        close(fd); /* the same folder, whose watch was lost: watched again */
+    } else {
         watch_remove_tree(w, r, "");
-        watch_root_swapped(w, r, there);
+        watch_root_swapped(w, r, there == 1);
+        if (root->fd >= 0) {
+            close(root->fd);
+        }
+        root->fd = fd;
+        root->dev = st.st_dev;
+        root->ino = st.st_ino;
     }
-    root->present = there;
-    if (!there) {
-        return;
+    if (root->fd >= 0) {
+        /* Who swaps it again before the watch is added makes another event
+         * (or the periodic look sees it): this converges. */
+        watch_parent_add(w, r);
+        watch_add_tree(w, r, "", false);
     }
-    /* Who swaps it again before the watch is added makes another event
-     * (or the periodic look sees it): this converges. */
-    root->dev = st.st_dev;
-    root->ino = st.st_ino;
-    watch_parent_add(w, r);
-    watch_add_tree(w, r, "", false);
 }
 
 /* An event on some root's parent watch @wd: that root's name came or went,
@@ -453,12 +474,10 @@ static void watch_parent_event(struct watch *w, const struct inotify_event *ev)
         mine = true;
         if (self) {
             root->pwd = -1;
-            watch_root_recheck(w, r, false);
+            watch_root_recheck(w, r);
         } else if (ev->len > 0 && strcmp(ev->name, root->name) == 0 &&
                    (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))) {
-            /* A folder under that name came or went: not the one watched.
-             * A symlink did (ln -sfn): the folder it names tells. */
-            watch_root_recheck(w, r, (ev->mask & IN_ISDIR) != 0);
+            watch_root_recheck(w, r); /* rm -rf, mv, ln -sfn's rename */
         }
     }
     /* A parent moved away keeps its watch (inotify follows the inode). */
@@ -473,7 +492,7 @@ static void watch_recheck_all(struct watch *w)
 {
     for (size_t r = 0; r < w->nroots; r++) {
         watch_parent_add(w, r);
-        watch_root_recheck(w, r, false);
+        watch_root_recheck(w, r);
     }
     w->recheck_ms = watch_now_ms() + WATCH_RECHECK_MS;
 }
@@ -498,7 +517,7 @@ static void watch_handle(struct watch *w, const struct inotify_event *ev)
         }
         w->last_ms = watch_now_ms();
         for (size_t r = 0; r < w->nroots; r++) {
-            watch_root_recheck(w, r, false); /* a swap among the lost events */
+            watch_root_recheck(w, r); /* a swap among the lost events */
             watch_add_tree(w, r, "", false);
         }
         return;
@@ -519,7 +538,7 @@ static void watch_handle(struct watch *w, const struct inotify_event *ev)
             }
             w->last_ms = watch_now_ms();
             if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
-                watch_root_recheck(w, root, true); /* moved away: its watches go too */
+                watch_root_recheck(w, root); /* moved away: its watches go too */
                 return;
             }
         }
@@ -592,7 +611,7 @@ void watch_flush(struct watch *w)
      * checkout) is watched again, if no event said so yet. */
     for (size_t r = 0; w->mode == WATCH_INOTIFY && r < w->nroots; r++) {
         if (w->roots[r].wd < 0) {
-            watch_root_recheck(w, r, false);
+            watch_root_recheck(w, r);
         }
     }
     struct watch_change *ch = NULL;
@@ -698,6 +717,9 @@ static void watch_free(struct watch *w)
     free(w->nodes);
     watch_poll_free(w);
     for (size_t i = 0; w->roots != NULL && i < w->nroots; i++) {
+        if (w->roots[i].fd >= 0) {
+            close(w->roots[i].fd);
+        }
         free(w->roots[i].parent);
         free(w->roots[i].name);
     }
@@ -722,8 +744,7 @@ static bool watch_inotify_start(struct watch *w)
         watch_parent_add(w, i);
         struct watch_root *root = &w->roots[i];
         struct stat st;
-        if (stat(root->path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            root->present = true;
+        if (watch_root_open(root, &root->fd, &st) == 1) {
             root->dev = st.st_dev;
             root->ino = st.st_ino;
         }
@@ -765,7 +786,7 @@ struct watch *watch_create(const struct route *roots, size_t n,
          * re-opens it: a symlinked root is followed to its new target. */
         w->roots[i] = (struct watch_root){
             .path = roots[i].configured ? roots[i].configured : roots[i].dir,
-            .route = &roots[i], .wd = -1, .pwd = -1};
+            .route = &roots[i], .wd = -1, .pwd = -1, .fd = -1};
         if (!watch_root_split(&w->roots[i])) {
             goto error;
         }

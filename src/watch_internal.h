@@ -64,9 +64,9 @@ struct watch_root {
     const char *path;           /* the route's configured path (symlinks unresolved) */
     const struct route *route;  /* borrowed: re-opened (routes_check) when swapped */
     int wd;       /* inotify: the root's watch, -1 when it has none */
-    bool present; /* the root was there at the last look (poll: walk) */
     bool missing; /* it went away (a swap under way) and is not back */
-    dev_t dev;    /* inotify: the folder watched there, while present */
+    int fd;       /* inotify: the folder watched there, held open; -1: none */
+    dev_t dev;    /* and which one it is */
     ino_t ino;
     int pwd;      /* inotify: the watch on its parent folder, -1 when none */
     char *parent; /* the parent folder's path and the root's name in it, */
