@@ -298,8 +298,10 @@ static int watch_add_tree(struct watch *w, size_t root, const char *rel, bool re
 static bool watch_is_parent(const struct watch *w, int wd)
 {
     for (size_t r = 0; r < w->nroots; r++) {
-        if (w->roots[r].pwd == wd) {
-            return true;
+        for (size_t k = 0; k < 2; k++) {
+            if (w->roots[r].parents[k].wd == wd) {
+                return true;
+            }
         }
     }
     return false;
@@ -327,13 +329,15 @@ static void watch_remove_tree(struct watch *w, size_t root, const char *rel)
     }
 }
 
-/* Splits @root's path into its parent folder and its name there (trailing
- * slashes dropped); both stay NULL for a path whose last part is "." or
- * "..": only the periodic look sees that one swapped. False when memory
- * runs out. */
-static bool watch_root_split(struct watch_root *root)
+/* Splits @path into its parent folder and its name there (trailing
+ * slashes dropped) into @p, replacing what it held; both stay NULL for a
+ * path whose last part is "." or "..": only the periodic look sees that
+ * one swapped. False when memory runs out. */
+static bool watch_split(const char *path, struct watch_parent *p)
 {
-    const char *path = root->path;
+    free(p->dir);
+    free(p->name);
+    p->dir = p->name = NULL;
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/') {
         n--;
@@ -347,24 +351,71 @@ static bool watch_root_split(struct watch_root *root)
     if (nlen == 0 || strncmp(name, ".", nlen) == 0 || strncmp(name, "..", nlen) == 0) {
         return true;
     }
-    root->parent = slash == 0 ? strdup(".") : strndup(path, slash > 1 ? slash - 1 : 1);
-    root->name = strndup(name, nlen);
-    return root->parent != NULL && root->name != NULL;
+    p->dir = slash == 0 ? strdup(".") : strndup(path, slash > 1 ? slash - 1 : 1);
+    p->name = strndup(name, nlen);
+    return p->dir != NULL && p->name != NULL;
 }
 
-/* Watches root @r's parent folder for the root's name, if not yet. Quiet
- * when it cannot (the parent is gone too): the periodic look tries again. */
+/* Forgets @p's watch, and removes it unless something else uses it. */
+static void watch_parent_drop(struct watch *w, struct watch_parent *p)
+{
+    int wd = p->wd;
+    p->wd = -1;
+    if (wd >= 0 && !watch_is_parent(w, wd) &&
+        !((size_t)wd < w->nnodes && w->nodes[wd].rel != NULL)) {
+        inotify_rm_watch(w->ifd, wd);
+    }
+}
+
+/* Watches @p's folder for its name, if not yet. Quiet when it cannot (the
+ * folder is gone too): the periodic look tries again. */
+static void watch_parent_watch(struct watch *w, struct watch_parent *p)
+{
+    if (p->dir == NULL || p->wd >= 0) {
+        return;
+    }
+    p->wd = inotify_add_watch(w->ifd, p->dir, WATCH_PARENT_MASK);
+    if (p->wd < 0 && errno == ENOSPC) {
+        watch_limit_warning(w);
+    }
+}
+
+/* Watches root @r's parent folders: its path's, and when the path is a
+ * symlink, its target's (a target deleted and built again is heard there).
+ * The target is looked up again each time (ln -sfn changes it). */
 static void watch_parent_add(struct watch *w, size_t r)
 {
     struct watch_root *root = &w->roots[r];
-    if (root->parent == NULL || root->pwd >= 0) {
+    watch_parent_watch(w, &root->parents[0]);
+    struct watch_parent *t = &root->parents[1];
+    char *real = realpath(root->path, NULL);
+    struct watch_parent now = {.wd = -1};
+    bool ok = real != NULL && watch_split(real, &now);
+    free(real);
+    if (!ok || now.dir == NULL ||
+        (root->parents[0].dir != NULL && strcmp(now.dir, root->parents[0].dir) == 0 &&
+         strcmp(now.name, root->parents[0].name) == 0)) {
+        free(now.dir); /* no target of its own (or none now): the path's parent says all */
+        free(now.name);
+        watch_parent_drop(w, t);
+        watch_split("", t);
         return;
     }
-    int wd = inotify_add_watch(w->ifd, root->parent, WATCH_PARENT_MASK);
-    if (wd < 0 && errno == ENOSPC) {
-        watch_limit_warning(w);
+    if (t->dir != NULL && strcmp(t->dir, now.dir) == 0 && strcmp(t->name, now.name) == 0) {
+        free(now.dir);
+        free(now.name);
+        watch_parent_watch(w, t);
+        return;
     }
-    root->pwd = wd;
+    watch_parent_watch(w, &now); /* the new one first: no moment unwatched */
+    int old = t->wd;
+    free(t->dir);
+    free(t->name);
+    *t = now;
+    if (old >= 0 && old != now.wd) {
+        struct watch_parent gone = {.wd = old};
+        watch_parent_drop(w, &gone);
+    }
 }
 
 /* See watch_internal.h. */
@@ -460,30 +511,32 @@ static void watch_root_recheck(struct watch *w, size_t r)
     }
 }
 
-/* An event on some root's parent watch @wd: that root's name came or went,
- * or the parent itself went (its watch is dropped, added again later). */
+/* An event on some root's parent watch: that root's name came or went, or
+ * the parent itself went (its watch is dropped, added again later). */
 static void watch_parent_event(struct watch *w, const struct inotify_event *ev)
 {
     bool self = (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) != 0;
     bool mine = false;
     for (size_t r = 0; r < w->nroots; r++) {
-        struct watch_root *root = &w->roots[r];
-        if (root->pwd != ev->wd) {
-            continue;
-        }
-        mine = true;
-        if (self) {
-            root->pwd = -1;
-            watch_root_recheck(w, r);
-        } else if (ev->len > 0 && strcmp(ev->name, root->name) == 0 &&
-                   (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))) {
-            watch_root_recheck(w, r); /* rm -rf, mv, ln -sfn's rename */
+        for (size_t k = 0; k < 2; k++) {
+            struct watch_parent *p = &w->roots[r].parents[k];
+            if (p->wd != ev->wd) {
+                continue;
+            }
+            mine = true;
+            if (self) {
+                p->wd = -1;
+                watch_root_recheck(w, r);
+            } else if (ev->len > 0 && strcmp(ev->name, p->name) == 0 &&
+                       (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))) {
+                watch_root_recheck(w, r); /* rm -rf, mv, ln -sfn's rename */
+            }
         }
     }
     /* A parent moved away keeps its watch (inotify follows the inode). */
-    if (mine && (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) &&
-        !((size_t)ev->wd < w->nnodes && w->nodes[ev->wd].rel != NULL)) {
-        inotify_rm_watch(w->ifd, ev->wd);
+    if (mine && (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF))) {
+        struct watch_parent gone = {.wd = ev->wd};
+        watch_parent_drop(w, &gone);
     }
 }
 
@@ -720,8 +773,10 @@ static void watch_free(struct watch *w)
         if (w->roots[i].fd >= 0) {
             close(w->roots[i].fd);
         }
-        free(w->roots[i].parent);
-        free(w->roots[i].name);
+        for (size_t k = 0; k < 2; k++) {
+            free(w->roots[i].parents[k].dir);
+            free(w->roots[i].parents[k].name);
+        }
     }
     free(w->roots);
     free(w);
@@ -786,8 +841,9 @@ struct watch *watch_create(const struct route *roots, size_t n,
          * re-opens it: a symlinked root is followed to its new target. */
         w->roots[i] = (struct watch_root){
             .path = roots[i].configured ? roots[i].configured : roots[i].dir,
-            .route = &roots[i], .wd = -1, .pwd = -1, .fd = -1};
-        if (!watch_root_split(&w->roots[i])) {
+            .route = &roots[i], .wd = -1, .fd = -1,
+            .parents = {{.wd = -1}, {.wd = -1}}};
+        if (!watch_split(w->roots[i].path, &w->roots[i].parents[0])) {
             goto error;
         }
     }

@@ -59,6 +59,13 @@ struct watch_pending {
  * watch can hear: a symlink further up its path, or in a chain of them. */
 #define WATCH_RECHECK_MS 1000u
 
+/* inotify: a folder watched for one entry's name (a root's parent). */
+struct watch_parent {
+    int wd;     /* -1: not watched */
+    char *dir;  /* the folder, and the name in it; NULL: none */
+    char *name;
+};
+
 /* A root folder: borrowed from the caller's routes, plus our own state. */
 struct watch_root {
     const char *path;           /* the route's configured path (symlinks unresolved) */
@@ -68,9 +75,9 @@ struct watch_root {
     int fd;       /* inotify: the folder watched there, held open; -1: none */
     dev_t dev;    /* and which one it is */
     ino_t ino;
-    int pwd;      /* inotify: the watch on its parent folder, -1 when none */
-    char *parent; /* the parent folder's path and the root's name in it, */
-    char *name;   /* NULL when the path has none (ends in "." or "..") */
+    /* inotify: [0] the path's parent folder, [1] its symlink target's
+     * (when the path is a symlink: a target built again is heard there) */
+    struct watch_parent parents[2];
 };
 
 struct watch_poll;

@@ -132,6 +132,26 @@ class Swaps:
         self.old_folder_is_not_heard(self.p("build", "v1"))
         self.assertIn("watching the folder now at %s" % self.p("www"), self.server.stderr_text)
 
+    def test_symlink_further_up_swapped(self):
+        # www -> current -> build/v1, and `current` pointed elsewhere: no watch hears
+        # that (www's own name never changes); the once-a-second look does.
+        os.symlink("build/v1", self.p("current"))
+        self.relink("current")
+        self.assertEqual(self.events_within(QUIET), [])  # the same folder: nothing to say
+        os.symlink("build/v2", self.p("current.tmp"))
+        os.replace(self.p("current.tmp"), self.p("current"))
+        self.one_reload()
+        self.assertIn(b"<p>v2</p>", self.body("/"))
+        self.edits_reach_the_browser(self.p("build", "v2"), "v2")
+
+    def test_symlink_target_built_again(self):
+        # www -> build/v1 stays; build/v1 itself is deleted and built again.
+        shutil.rmtree(self.p("build", "v1"))
+        shutil.copytree(self.p("build", "v2"), self.p("build", "v1"))
+        self.one_reload()
+        self.assertIn(b"<p>v2</p>", self.body("/"))
+        self.edits_reach_the_browser(self.p("build", "v1"), "v1")
+
     def test_deleted_and_built_again(self):
         os.unlink(self.p("www"))
         shutil.copytree(self.p("build", "v1"), self.p("www"))  # a plain folder from now on
