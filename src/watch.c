@@ -433,10 +433,14 @@ void watch_root_swapped(struct watch *w, size_t r, bool there)
     w->last_ms = w->swap_ms = now;
     root->missing = !there;
     if (there) {
-        /* One line, like routes_check's; the browsers get one reload. */
-        fprintf(stderr, "folio: live reload: route %s: watching the folder now at %s\n",
+        /* One line, like routes_check's; the browsers get one reload. A
+         * symlink's target is named: which build is live now. */
+        char *real = realpath(root->path, NULL);
+        bool link = real != NULL && strcmp(real, root->path) != 0;
+        fprintf(stderr, "folio: live reload: route %s: watching the folder now at %s%s%s\n",
                 root->route != NULL && root->route->prefix != NULL ? root->route->prefix : "",
-                root->path);
+                root->path, link ? " -> " : "", link ? real : "");
+        free(real);
     }
 }
 

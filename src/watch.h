@@ -13,9 +13,10 @@
  *
  * Swapped roots: a route folder replaced at its path (rm -rf and built
  * again, moved away and replaced, `ln -sfn` pointing its symlink
- * elsewhere) is heard by a watch on its parent folder (its name coming or
- * going), by its own IN_DELETE_SELF/IN_MOVE_SELF, and by one stat of each
- * root path a second (a symlink further up, or a chain of them). Then the
+ * elsewhere, its target built again) is heard by a watch on its parent
+ * folder and on a symlink target's parent (its name coming or going), by
+ * its own IN_DELETE_SELF/IN_MOVE_SELF, and by a look at each root path
+ * once a second (a symlink further up, or a chain of them). Then the
  * route is re-opened (routes_check, so serving and watching agree), the old
  * folder's watches are dropped, the new one's tree is added, one line says
  * so on stderr, and the swap is one overflow; the window waits while the

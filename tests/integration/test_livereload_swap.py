@@ -130,7 +130,8 @@ class Swaps:
         self.assertIn(b"<p>v2</p>", self.body("/"))  # served from the new folder at once
         self.edits_reach_the_browser(self.p("build", "v2"), "v2")
         self.old_folder_is_not_heard(self.p("build", "v1"))
-        self.assertIn("watching the folder now at %s" % self.p("www"), self.server.stderr_text)
+        self.assertIn("watching the folder now at %s -> %s" % (self.p("www"), os.path.realpath(self.p("build", "v2"))),
+                      self.server.stderr_text)
 
     def test_symlink_further_up_swapped(self):
         # www -> current -> build/v1, and `current` pointed elsewhere: no watch hears
