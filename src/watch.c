@@ -533,6 +533,10 @@ static void watch_parent_event(struct watch *w, const struct inotify_event *ev)
                 watch_root_recheck(w, r);
             } else if (ev->len > 0 && strcmp(ev->name, p->name) == 0 &&
                        (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))) {
+                /* mkdir (cp -r, a build): what is in it is still coming */
+                if ((ev->mask & (IN_CREATE | IN_ISDIR)) == (IN_CREATE | IN_ISDIR)) {
+                    w->swap_filling = true;
+                }
                 watch_root_recheck(w, r); /* rm -rf, mv, ln -sfn's rename */
             }
         }
@@ -651,8 +655,10 @@ static uint64_t watch_window_due(const struct watch *w)
     uint64_t due = w->last_ms + w->debounce_ms;
     uint64_t cap = watch_window_cap(w);
     if (w->swap_ms != 0) {
-        /* A rebuild: quiet a while (a slow copy), or wait for the folder. */
-        uint64_t quiet = w->debounce_ms > WATCH_SWAP_QUIET_MS ? w->debounce_ms : WATCH_SWAP_QUIET_MS;
+        /* A rebuild: wait for the folder, then (made in place) for quiet. */
+        uint64_t quiet = w->swap_filling && w->debounce_ms < WATCH_SWAP_QUIET_MS
+                             ? WATCH_SWAP_QUIET_MS
+                             : w->debounce_ms;
         due = watch_window_held(w) ? cap : w->last_ms + quiet;
     } else if (!w->overflow && watch_writing(w)) {
         due = w->last_ms + WATCH_WRITE_IDLE_MS;
@@ -697,6 +703,7 @@ void watch_flush(struct watch *w)
     w->npending = 0;
     w->overflow = false;
     w->first_ms = w->last_ms = w->swap_ms = 0;
+    w->swap_filling = false;
 }
 
 /* inotify: the watcher thread, reading events and flushing windows until stopped. */

@@ -49,9 +49,11 @@ struct watch_pending {
 /* A route folder replaced at its path (deleted and built again, moved away,
  * a symlink swapped) opens a window that waits for the new one: while it is
  * missing the window is held open, up to WATCH_SWAP_CAP_MS after the swap,
- * so a rebuild costs the browsers one reload, not a 404 and a reload; once
- * it is there, the window closes after WATCH_SWAP_QUIET_MS without events
- * (a slow copy into it is announced once, after it settled). */
+ * so a rebuild costs the browsers one reload, not a 404 and a reload. A
+ * folder made at the path (mkdir, cp -r: it is being filled), or one seen
+ * by a poll, closes the window only after WATCH_SWAP_QUIET_MS without
+ * events (a slow copy is announced once, after it settled); one renamed
+ * into place (mv, ln -sfn) is complete: the usual debounce. */
 #define WATCH_SWAP_CAP_MS 5000u
 #define WATCH_SWAP_QUIET_MS 200u
 
@@ -106,6 +108,7 @@ struct watch {
     bool overflow;
     uint64_t first_ms, last_ms; /* of the current window; 0: no window */
     uint64_t swap_ms;           /* the window's latest root swap; 0: none */
+    bool swap_filling;          /* a root folder was made in place: wait for quiet */
     uint64_t recheck_ms;        /* inotify: when the roots' paths are looked at next */
 };
 

@@ -304,9 +304,13 @@ void *watch_poll_thread(void *arg)
         p->cur = p->next;
         p->next = t;
         /* A swapped root that is still missing holds the window (up to
-         * its cap): a rebuild is one reload, not a 404 and a reload. */
+         * its cap): a rebuild is one reload, not a 404 and a reload. A poll
+         * cannot tell a folder renamed into place from one being filled:
+         * after a swap, quiet for WATCH_SWAP_QUIET_MS. */
+        uint64_t now = watch_now_ms();
+        bool settled = !changed && (w->swap_ms == 0 || now - w->last_ms >= WATCH_SWAP_QUIET_MS);
         if (w->first_ms != 0 && !watch_window_held(w) &&
-            (!changed || watch_now_ms() >= watch_window_cap(w))) {
+            (settled || now >= watch_window_cap(w))) {
             watch_flush(w);
         }
     }
