@@ -206,6 +206,18 @@ static void watch_node_free(struct watch *w, int wd)
     }
 }
 
+/* True if folder @rel of root @root, watched as @wd, is another root's own
+ * folder (a route inside another route's folder): that root's names win. */
+static bool watch_is_other_root(const struct watch *w, size_t root, const char *rel, int wd)
+{
+    for (size_t k = 0; rel[0] != '\0' && k < w->nroots; k++) {
+        if (k != root && w->roots[k].wd == wd) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Watches root @root's folder @rel and everything under it. With @report,
  * files found inside are recorded as changes (they may have been written
  * before the watch existed). The watch is added before listing, so a file
@@ -234,6 +246,10 @@ static int watch_add_tree(struct watch *w, size_t root, const char *rel, bool re
         }
         free(path);
         return err;
+    }
+    if (watch_is_other_root(w, root, rel, wd)) {
+        free(path);
+        return 0; /* a route inside this one's folder: it watches its own tree */
     }
     if (!watch_nodes_reserve(w, (size_t)wd)) {
         w->overflow = true;

@@ -532,6 +532,45 @@ static void test_poll_symlinked_root_swapped(void **state)
     symlinked_root_swapped(WATCH_POLL);
 }
 
+/* A route inside another route's folder: its parent watch is the outer
+ * route's own, which must keep hearing everything (IN_MASK_ADD). */
+static void test_parent_is_a_watched_folder(void **state)
+{
+    struct fixture *f = *state;
+    char inner[128];
+    path_of(inner, sizeof inner, f->root, "sub");
+    struct recorder rec = {0};
+    pthread_mutex_init(&rec.mu, NULL);
+    pthread_cond_init(&rec.cv, NULL);
+    const struct route roots[] = {{.prefix = "/", .dir = f->root}, {.prefix = "/s/", .dir = inner}};
+    const struct watch_options opt = {.mode = WATCH_INOTIFY, .debounce_ms = 100};
+    struct watch *w = watch_create(roots, 2, &opt, record, &rec);
+    assert_non_null(w);
+    th_write_file(f->root, "style.css", "changed");
+    const struct seen_batch *b = next_batch(&rec, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_true(batch_has(b, 0, "style.css"));
+    /* The inner one built again: one overflow, then watched as before. */
+    th_remove_tree(inner);
+    assert_int_equal(mkdir(inner, 0755), 0);
+    b = next_batch(&rec, 2000);
+    assert_non_null(b);
+    assert_true(b->overflow);
+    th_write_file(inner, "x.css", "x");
+    b = next_batch(&rec, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_true(batch_has(b, 1, "x.css"));
+    th_write_file(f->root, "style.css", "again");
+    b = next_batch(&rec, 2000);
+    assert_non_null(b);
+    assert_true(batch_has(b, 0, "style.css"));
+    watch_destroy(w);
+    pthread_mutex_destroy(&rec.mu);
+    pthread_cond_destroy(&rec.cv);
+}
+
 /* Entries in a folder (/proc/self/fd), or lines starting with @prefix in a
  * file (an inotify fd's fdinfo lists one "inotify wd:" line per watch). */
 static size_t count_fds(void)
@@ -653,6 +692,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_root_moved_away_and_replaced, setup, teardown),
         cmocka_unit_test(test_symlinked_root_swapped),
         cmocka_unit_test_setup_teardown(test_swaps_leak_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parent_is_a_watched_folder, setup, teardown),
         /* The same events from the stat walk. */
         cmocka_unit_test_setup_teardown(test_count, setup_poll, teardown),
         cmocka_unit_test_setup_teardown(test_write_is_one_batch, setup_poll, teardown),
