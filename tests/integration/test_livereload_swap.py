@@ -15,7 +15,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from folio import SLOWDOWN, EventStream, Server, main, write  # noqa: E402
 
-EVENT_WAIT = 4.0 * SLOWDOWN  # a swap is held until the folder settles (200 ms quiet)
+EVENT_WAIT = 5.0 * SLOWDOWN  # a swap is held until the folder settles (200 ms quiet),
+                             # or while it is missing, up to 5 s
 QUIET = 0.8                  # nothing more may follow a swap's reload within this
 
 
@@ -170,6 +171,19 @@ class Swaps:
         self.assertIn(b"<p>v2</p>", self.body("/"))
         self.edits_reach_the_browser(self.p("www"), "v2")  # ch/deep/ was made last
 
+    def test_deleted_and_not_back_for_a_while(self):
+        # No reload while it is missing (the browser would only get a 404) ...
+        os.unlink(self.p("www"))
+        self.assertEqual(self.events_within(2.0), [])
+        # ... but the browsers are told within the cap (5 s) all the same, and again
+        # when it is back.
+        self.await_event("reload", "*")
+        self.assertEqual(self.server.get("/").status, 404)
+        shutil.copytree(self.p("build", "v2"), self.p("www"))
+        self.one_reload()
+        self.assertIn(b"<p>v2</p>", self.body("/"))
+        self.edits_reach_the_browser(self.p("www"), "v2")
+
     def test_moved_away_and_replaced(self):
         os.unlink(self.p("www"))
         shutil.copytree(self.p("build", "v1"), self.p("www"))
@@ -191,11 +205,21 @@ class Swaps:
         self.await_event("fragment", "note")
         self.assertEqual(self.body("/fragments/note.html"), b"<p>note v3</p>\n")
 
+    @staticmethod
+    def fds_at_rest(fd_dir):
+        """folio's open descriptors, not counting a poll walk's passing ones: the
+        fewest seen over a few tenths of a second."""
+        counts = []
+        for _ in range(10):
+            counts.append(len(os.listdir(fd_dir)))
+            time.sleep(0.03)
+        return min(counts)
+
     def test_many_swaps_leak_no_descriptor(self):
         fd_dir = "/proc/%d/fd" % self.server.proc.pid
         self.relink("build/v2")
         self.one_reload()
-        before = len(os.listdir(fd_dir))
+        before = self.fds_at_rest(fd_dir)
         for i in range(10):
             self.relink("build/v1" if i % 2 == 0 else "build/v2")
             self.await_event("reload", "*")
@@ -211,7 +235,10 @@ class Swaps:
             else:
                 shutil.rmtree(self.p("www.old"))
         self.assertEqual(self.events_within(QUIET), [])
-        self.assertEqual(len(os.listdir(fd_dir)), before, "descriptors left behind by swaps")
+        deadline = time.time() + 5 * SLOWDOWN
+        while len(os.listdir(fd_dir)) > before and time.time() < deadline:
+            time.sleep(0.05)  # a walk in progress holds a few for a moment
+        self.assertLessEqual(len(os.listdir(fd_dir)), before, "descriptors left behind by swaps")
         self.edits_reach_the_browser(self.p("www"), "v2")
 
 
