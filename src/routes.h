@@ -6,9 +6,10 @@
  * beneath it (resolve.c), never by path, so renaming or replacing the
  * folder's parents cannot redirect us elsewhere. A folder that is replaced
  * at its configured path (deleted and built again, a symlink swapped) is
- * re-opened by that path when routes_check sees it: the new folder's fd is
- * put in the old one's place (dup3), so a request in flight never sees a
- * closed descriptor.
+ * re-opened by that path when routes_check sees it (on a request, or when
+ * the live-reload watcher hears the swap): the new folder's fd is put in
+ * the old one's place (dup3), so a request in flight never sees a closed
+ * descriptor.
  */
 #ifndef FOLIO_ROUTES_H
 #define FOLIO_ROUTES_H

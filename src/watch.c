@@ -29,6 +29,14 @@
      IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |           \
      IN_ONLYDIR | IN_EXCL_UNLINK)
 
+/* A root's parent folder: only its name coming and going matters (rm -rf
+ * and a rebuild, mv, `ln -sfn`'s rename of a new link over the old one).
+ * IN_MASK_ADD: the parent may be a watched folder itself (a route inside
+ * another), whose mask must not shrink. */
+#define WATCH_PARENT_MASK                                                     \
+    (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |  \
+     IN_MOVE_SELF | IN_ONLYDIR | IN_MASK_ADD)
+
 
 static atomic_bool watch_warned_limit;
 
@@ -198,6 +206,18 @@ static void watch_node_free(struct watch *w, int wd)
     }
 }
 
+/* True if folder @rel of root @root, watched as @wd, is another root's own
+ * folder (a route inside another route's folder): that root's names win. */
+static bool watch_is_other_root(const struct watch *w, size_t root, const char *rel, int wd)
+{
+    for (size_t k = 0; rel[0] != '\0' && k < w->nroots; k++) {
+        if (k != root && w->roots[k].wd == wd) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Watches root @root's folder @rel and everything under it. With @report,
  * files found inside are recorded as changes (they may have been written
  * before the watch existed). The watch is added before listing, so a file
@@ -226,6 +246,10 @@ static int watch_add_tree(struct watch *w, size_t root, const char *rel, bool re
         }
         free(path);
         return err;
+    }
+    if (watch_is_other_root(w, root, rel, wd)) {
+        free(path);
+        return 0; /* a route inside this one's folder: it watches its own tree */
     }
     if (!watch_nodes_reserve(w, (size_t)wd)) {
         w->overflow = true;
@@ -286,19 +310,268 @@ static int watch_add_tree(struct watch *w, size_t root, const char *rel, bool re
     return 0;
 }
 
+/* True if @wd is some root's parent watch. */
+static bool watch_is_parent(const struct watch *w, int wd)
+{
+    for (size_t r = 0; r < w->nroots; r++) {
+        for (size_t k = 0; k < 2; k++) {
+            if (w->roots[r].parents[k].wd == wd) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* A folder moved out of the tree keeps its watch (inotify follows the
- * inode), so drop the watches of @rel and everything under it ourselves. */
+ * inode), so drop the watches of @rel and everything under it ourselves
+ * ("" : the whole root). A watch that is also a root's parent watch stays
+ * (as that only). */
 static void watch_remove_tree(struct watch *w, size_t root, const char *rel)
 {
     size_t len = strlen(rel);
     for (size_t wd = 0; wd < w->nnodes; wd++) {
         struct watch_node *n = &w->nodes[wd];
         if (n->rel != NULL && n->root == root && strncmp(n->rel, rel, len) == 0 &&
-            (n->rel[len] == '\0' || n->rel[len] == '/')) {
-            inotify_rm_watch(w->ifd, (int)wd);
+            (len == 0 || n->rel[len] == '\0' || n->rel[len] == '/')) {
+            if (!watch_is_parent(w, (int)wd)) {
+                inotify_rm_watch(w->ifd, (int)wd);
+            }
             watch_node_free(w, (int)wd);
         }
     }
+    if (len == 0) {
+        w->roots[root].wd = -1;
+    }
+}
+
+/* Splits @path into its parent folder and its name there (trailing
+ * slashes dropped) into @p, replacing what it held; both stay NULL for a
+ * path whose last part is "." or "..": only the periodic look sees that
+ * one swapped. False when memory runs out. */
+static bool watch_split(const char *path, struct watch_parent *p)
+{
+    free(p->dir);
+    free(p->name);
+    p->dir = p->name = NULL;
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') {
+        n--;
+    }
+    size_t slash = n;
+    while (slash > 0 && path[slash - 1] != '/') {
+        slash--;
+    }
+    const char *name = path + slash;
+    size_t nlen = n - slash;
+    if (nlen == 0 || strncmp(name, ".", nlen) == 0 || strncmp(name, "..", nlen) == 0) {
+        return true;
+    }
+    p->dir = slash == 0 ? strdup(".") : strndup(path, slash > 1 ? slash - 1 : 1);
+    p->name = strndup(name, nlen);
+    return p->dir != NULL && p->name != NULL;
+}
+
+/* Forgets @p's watch, and removes it unless something else uses it. */
+static void watch_parent_drop(struct watch *w, struct watch_parent *p)
+{
+    int wd = p->wd;
+    p->wd = -1;
+    if (wd >= 0 && !watch_is_parent(w, wd) &&
+        !((size_t)wd < w->nnodes && w->nodes[wd].rel != NULL)) {
+        inotify_rm_watch(w->ifd, wd);
+    }
+}
+
+/* Watches @p's folder for its name, if not yet. Quiet when it cannot (the
+ * folder is gone too): the periodic look tries again. */
+static void watch_parent_watch(struct watch *w, struct watch_parent *p)
+{
+    if (p->dir == NULL || p->wd >= 0) {
+        return;
+    }
+    p->wd = inotify_add_watch(w->ifd, p->dir, WATCH_PARENT_MASK);
+    if (p->wd < 0 && errno == ENOSPC) {
+        watch_limit_warning(w);
+    }
+}
+
+/* Watches root @r's parent folders: its path's, and when the path is a
+ * symlink, its target's (a target deleted and built again is heard there).
+ * The target is looked up again each time (ln -sfn changes it). */
+static void watch_parent_add(struct watch *w, size_t r)
+{
+    struct watch_root *root = &w->roots[r];
+    watch_parent_watch(w, &root->parents[0]);
+    struct watch_parent *t = &root->parents[1];
+    char *real = realpath(root->path, NULL);
+    struct watch_parent now = {.wd = -1};
+    bool ok = real != NULL && watch_split(real, &now);
+    free(real);
+    if (!ok || now.dir == NULL ||
+        (root->parents[0].dir != NULL && strcmp(now.dir, root->parents[0].dir) == 0 &&
+         strcmp(now.name, root->parents[0].name) == 0)) {
+        free(now.dir); /* no target of its own (or none now): the path's parent says all */
+        free(now.name);
+        watch_parent_drop(w, t);
+        watch_split("", t);
+        return;
+    }
+    if (t->dir != NULL && strcmp(t->dir, now.dir) == 0 && strcmp(t->name, now.name) == 0) {
+        free(now.dir);
+        free(now.name);
+        watch_parent_watch(w, t);
+        return;
+    }
+    watch_parent_watch(w, &now); /* the new one first: no moment unwatched */
+    int old = t->wd;
+    free(t->dir);
+    free(t->name);
+    *t = now;
+    if (old >= 0 && old != now.wd) {
+        struct watch_parent gone = {.wd = old};
+        watch_parent_drop(w, &gone);
+    }
+}
+
+/* See watch_internal.h. */
+void watch_root_swapped(struct watch *w, size_t r, bool there)
+{
+    struct watch_root *root = &w->roots[r];
+    if (root->route != NULL && root->route->configured != NULL) {
+        routes_check(root->route, true); /* logs the re-open (or that it is gone) */
+    }
+    uint64_t now = watch_now_ms();
+    w->overflow = true; /* the whole page may have changed */
+    if (w->first_ms == 0) {
+        w->first_ms = now;
+    }
+    w->last_ms = w->swap_ms = now;
+    root->missing = !there;
+    if (there) {
+        /* One line, like routes_check's; the browsers get one reload. A
+         * symlink's target is named: which build is live now. */
+        char *real = realpath(root->path, NULL);
+        bool link = real != NULL && strcmp(real, root->path) != 0;
+        fprintf(stderr, "folio: live reload: route %s: watching the folder now at %s%s%s\n",
+                root->route != NULL && root->route->prefix != NULL ? root->route->prefix : "",
+                root->path, link ? " -> " : "", link ? real : "");
+        free(real);
+    }
+}
+
+/* See watch_internal.h. */
+uint64_t watch_window_cap(const struct watch *w)
+{
+    return w->swap_ms != 0 ? w->swap_ms + WATCH_SWAP_CAP_MS : w->first_ms + w->max_wait_ms;
+}
+
+/* See watch_internal.h. */
+bool watch_window_held(const struct watch *w)
+{
+    for (size_t r = 0; w->swap_ms != 0 && r < w->nroots; r++) {
+        if (w->roots[r].missing) {
+            return watch_now_ms() < watch_window_cap(w);
+        }
+    }
+    return false;
+}
+
+/* Opens root @r's path (following symlinks) into *fd and *st: 1 a folder
+ * is there, 0 none is, -1 cannot tell now (out of descriptors). */
+static int watch_root_open(const struct watch_root *root, int *fd, struct stat *st)
+{
+    *fd = open(root->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (*fd >= 0 && fstat(*fd, st) == 0) {
+        return 1;
+    }
+    int err = errno;
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return err == ENOENT || err == ENOTDIR || err == ELOOP || err == EACCES ? 0 : -1;
+}
+
+/* Whether root @r's path still names the folder watched there (held open:
+ * while it is, no new folder can be given its inode number). If not
+ * (replaced, gone, back), the route is re-opened, the old folder's watches
+ * dropped and the new one's tree added, as one overflow (watch_root_swapped).
+ * Also re-adds a root watch that was lost. */
+static void watch_root_recheck(struct watch *w, size_t r)
+{
+    struct watch_root *root = &w->roots[r];
+    int fd;
+    struct stat st;
+    int there = watch_root_open(root, &fd, &st);
+    bool same = there == 1 && root->fd >= 0 && st.st_dev == root->dev && st.st_ino == root->ino;
+    if (there < 0 || (same && root->wd >= 0) || (there == 0 && root->fd < 0)) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return;
+    }
+    if (same) {
+        close(fd); /* the same folder, whose watch was lost: watched again */
+    } else {
+        watch_remove_tree(w, r, "");
+        watch_root_swapped(w, r, there == 1);
+        if (root->fd >= 0) {
+            close(root->fd);
+        }
+        root->fd = fd;
+        root->dev = st.st_dev;
+        root->ino = st.st_ino;
+    }
+    if (root->fd >= 0) {
+        /* Who swaps it again before the watch is added makes another event
+         * (or the periodic look sees it): this converges. */
+        watch_parent_add(w, r);
+        watch_add_tree(w, r, "", false);
+    }
+}
+
+/* An event on some root's parent watch: that root's name came or went, or
+ * the parent itself went (its watch is dropped, added again later). */
+static void watch_parent_event(struct watch *w, const struct inotify_event *ev)
+{
+    bool self = (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) != 0;
+    bool mine = false;
+    for (size_t r = 0; r < w->nroots; r++) {
+        for (size_t k = 0; k < 2; k++) {
+            struct watch_parent *p = &w->roots[r].parents[k];
+            if (p->wd != ev->wd) {
+                continue;
+            }
+            mine = true;
+            if (self) {
+                p->wd = -1;
+                watch_root_recheck(w, r);
+            } else if (ev->len > 0 && strcmp(ev->name, p->name) == 0 &&
+                       (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))) {
+                /* mkdir (cp -r, a build): what is in it is still coming */
+                if ((ev->mask & (IN_CREATE | IN_ISDIR)) == (IN_CREATE | IN_ISDIR)) {
+                    w->swap_filling = true;
+                }
+                watch_root_recheck(w, r); /* rm -rf, mv, ln -sfn's rename */
+            }
+        }
+    }
+    /* A parent moved away keeps its watch (inotify follows the inode). */
+    if (mine && (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF))) {
+        struct watch_parent gone = {.wd = ev->wd};
+        watch_parent_drop(w, &gone);
+    }
+}
+
+/* inotify, once a WATCH_RECHECK_MS: every root's path looked at again. */
+static void watch_recheck_all(struct watch *w)
+{
+    for (size_t r = 0; r < w->nroots; r++) {
+        watch_parent_add(w, r);
+        watch_root_recheck(w, r);
+    }
+    w->recheck_ms = watch_now_ms() + WATCH_RECHECK_MS;
 }
 
 /* The root folder watch @wd is under, and whether it is that root itself. */
@@ -321,10 +594,12 @@ static void watch_handle(struct watch *w, const struct inotify_event *ev)
         }
         w->last_ms = watch_now_ms();
         for (size_t r = 0; r < w->nroots; r++) {
+            watch_root_recheck(w, r); /* a swap among the lost events */
             watch_add_tree(w, r, "", false);
         }
         return;
     }
+    watch_parent_event(w, ev);
     if (ev->wd < 0 || (size_t)ev->wd >= w->nnodes || w->nodes[ev->wd].rel == NULL) {
         return; /* a watch we already dropped */
     }
@@ -339,6 +614,10 @@ static void watch_handle(struct watch *w, const struct inotify_event *ev)
                 w->first_ms = watch_now_ms();
             }
             w->last_ms = watch_now_ms();
+            if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
+                watch_root_recheck(w, root); /* moved away: its watches go too */
+                return;
+            }
         }
         if (ev->mask & IN_IGNORED) {
             if (is_root) {
@@ -386,14 +665,32 @@ static bool watch_writing(const struct watch *w)
     return false;
 }
 
+/* inotify: when the current window is to be flushed. */
+static uint64_t watch_window_due(const struct watch *w)
+{
+    uint64_t due = w->last_ms + w->debounce_ms;
+    uint64_t cap = watch_window_cap(w);
+    if (w->swap_ms != 0) {
+        /* A rebuild: wait for the folder, then (made in place) for quiet. */
+        uint64_t quiet = w->swap_filling && w->debounce_ms < WATCH_SWAP_QUIET_MS
+                             ? WATCH_SWAP_QUIET_MS
+                             : w->debounce_ms;
+        due = watch_window_held(w) ? cap : w->last_ms + quiet;
+    } else if (!w->overflow && watch_writing(w)) {
+        due = w->last_ms + WATCH_WRITE_IDLE_MS;
+        cap = w->first_ms + WATCH_WRITE_CAP_MS;
+    }
+    return cap < due ? cap : due;
+}
+
 /* See watch_internal.h. */
 void watch_flush(struct watch *w)
 {
     /* A route folder that was removed and has come back (rm -rf, then a
-     * checkout) is watched again; the overflow already told the consumer. */
+     * checkout) is watched again, if no event said so yet. */
     for (size_t r = 0; w->mode == WATCH_INOTIFY && r < w->nroots; r++) {
         if (w->roots[r].wd < 0) {
-            watch_add_tree(w, r, "", false);
+            watch_root_recheck(w, r);
         }
     }
     struct watch_change *ch = NULL;
@@ -421,7 +718,8 @@ void watch_flush(struct watch *w)
     }
     w->npending = 0;
     w->overflow = false;
-    w->first_ms = w->last_ms = 0;
+    w->first_ms = w->last_ms = w->swap_ms = 0;
+    w->swap_filling = false;
 }
 
 /* inotify: the watcher thread, reading events and flushing windows until stopped. */
@@ -431,23 +729,21 @@ static void *watch_thread(void *arg)
     /* Each inotify_event is followed by its name; align as inotify(7) does. */
     _Alignas(struct inotify_event) char buf[16384];
     for (;;) {
-        int timeout = -1;
+        uint64_t now = watch_now_ms();
+        if (now >= w->recheck_ms) {
+            watch_recheck_all(w);
+            continue;
+        }
+        int timeout = (int)(w->recheck_ms - now);
         if (w->first_ms != 0) {
-            uint64_t now = watch_now_ms();
-            uint64_t due = w->last_ms + w->debounce_ms;
-            uint64_t cap = w->first_ms + w->max_wait_ms;
-            if (!w->overflow && watch_writing(w)) {
-                due = w->last_ms + WATCH_WRITE_IDLE_MS;
-                cap = w->first_ms + WATCH_WRITE_CAP_MS;
-            }
-            if (cap < due) {
-                due = cap;
-            }
+            uint64_t due = watch_window_due(w);
             if (due <= now) {
                 watch_flush(w);
                 continue;
             }
-            timeout = (int)(due - now);
+            if (due - now < (uint64_t)timeout) {
+                timeout = (int)(due - now);
+            }
         }
         struct pollfd pfd[2] = {
             {.fd = w->ifd, .events = POLLIN},
@@ -500,6 +796,15 @@ static void watch_free(struct watch *w)
     }
     free(w->nodes);
     watch_poll_free(w);
+    for (size_t i = 0; w->roots != NULL && i < w->nroots; i++) {
+        if (w->roots[i].fd >= 0) {
+            close(w->roots[i].fd);
+        }
+        for (size_t k = 0; k < 2; k++) {
+            free(w->roots[i].parents[k].dir);
+            free(w->roots[i].parents[k].name);
+        }
+    }
     free(w->roots);
     free(w);
 }
@@ -517,6 +822,14 @@ static bool watch_inotify_start(struct watch *w)
         return false;
     }
     for (size_t i = 0; i < w->nroots; i++) {
+        /* The parent first: a swap from now on is heard. */
+        watch_parent_add(w, i);
+        struct watch_root *root = &w->roots[i];
+        struct stat st;
+        if (watch_root_open(root, &root->fd, &st) == 1) {
+            root->dev = st.st_dev;
+            root->ino = st.st_ino;
+        }
         int err = watch_add_tree(w, i, "", false);
         if (err == ENOENT || err == ENOTDIR) {
             fprintf(stderr, "folio: not watching %s: %s\n", w->roots[i].path, strerror(err));
@@ -524,6 +837,7 @@ static bool watch_inotify_start(struct watch *w)
             watch_fs_hint(w, w->roots[i].path);
         }
     }
+    w->recheck_ms = watch_now_ms() + WATCH_RECHECK_MS;
     return true;
 }
 
@@ -548,10 +862,18 @@ struct watch *watch_create(const struct route *roots, size_t n,
     if (w->roots == NULL || w->stopfd < 0) {
         goto error;
     }
-    for (size_t i = 0; i < n; i++) {
-        w->roots[i] = (struct watch_root){.path = roots[i].dir, .wd = -1};
-    }
     w->nroots = n;
+    for (size_t i = 0; i < n; i++) {
+        /* Watched by the path it is configured as, like routes_check
+         * re-opens it: a symlinked root is followed to its new target. */
+        w->roots[i] = (struct watch_root){
+            .path = roots[i].configured ? roots[i].configured : roots[i].dir,
+            .route = &roots[i], .wd = -1, .fd = -1,
+            .parents = {{.wd = -1}, {.wd = -1}}};
+        if (!watch_split(w->roots[i].path, &w->roots[i].parents[0])) {
+            goto error;
+        }
+    }
     if (w->mode == WATCH_INOTIFY && !watch_inotify_start(w)) {
         if (!w->auto_mode) {
             goto error;

@@ -4,10 +4,25 @@
  *
  * Owns: one inotify instance (or the last walk's snapshot), an eventfd used
  * to stop it, one background thread, and the table of watched directories.
- * Borrows: the roots' folder names (struct route, which must outlive the
- * watch). Each root directory is watched recursively; folders created (or
- * moved in) later are watched too, and files already inside such a folder
- * are reported, since they may have been written before its watch existed.
+ * Borrows: the routes (struct route, which must outlive the watch). Each
+ * root is watched recursively by the path it is configured as (route->
+ * configured, symlinks unresolved; route->dir when there is none); folders
+ * created (or moved in) later are watched too, and files already inside
+ * such a folder are reported, since they may have been written before its
+ * watch existed.
+ *
+ * Swapped roots: a route folder replaced at its path (rm -rf and built
+ * again, moved away and replaced, `ln -sfn` pointing its symlink
+ * elsewhere, its target built again) is heard by a watch on its parent
+ * folder and on a symlink target's parent (its name coming or going), by
+ * its own IN_DELETE_SELF/IN_MOVE_SELF, and by a look at each root path
+ * once a second (a symlink further up, or a chain of them). Then the
+ * route is re-opened (routes_check, so serving and watching agree), the old
+ * folder's watches are dropped, the new one's tree is added, one line says
+ * so on stderr, and the swap is one overflow; the window waits while the
+ * folder is missing (up to WATCH_SWAP_CAP_MS) and closes WATCH_SWAP_QUIET_MS
+ * after the last event, so a rebuild is one batch. Polling compares each
+ * root's identity (device, inode) per walk and does the same.
  *
  * What counts as a change: writes (IN_MODIFY, IN_CLOSE_WRITE), creates,
  * deletes and moves in or out (IN_CREATE, IN_DELETE, IN_MOVED_FROM,
@@ -25,8 +40,8 @@
  * Callback contract: @fn runs on the watcher thread, never concurrently
  * with itself, with no watch lock held. The batch and its strings are valid
  * only during the call. @fn must not call watch_destroy() on its own watch.
- * `overflow` means events were lost (IN_Q_OVERFLOW, a root folder removed,
- * or too many changes for one batch): the consumer must drop everything it
+ * `overflow` means events were lost (IN_Q_OVERFLOW, a root folder removed
+ * or swapped, or too many changes for one batch): the consumer must drop everything it
  * cached and reload fully; `changes` may then be incomplete.
  *
  * If the kernel's watch limit is hit (ENOSPC) one line naming
@@ -44,8 +59,8 @@
  * new (or 8 x debounce_ms have passed), then flushes: the same batch and the
  * same events as inotify, a temp file renamed away inside the window never
  * shows. A poll cannot see a writer close its file, so a write still going
- * on after the window may be announced twice. A root that vanishes, or comes
- * back, is an overflow.
+ * on after the window may be announced twice. A root that vanishes, comes
+ * back or is another folder is an overflow (a swap, as above).
  *
  * Thread-safety: watch_create/watch_destroy from one thread; watch_count
  * from any thread. Which names are never reported: watch_internal.h.
@@ -89,8 +104,8 @@ typedef void (*watch_fn)(void *ctx, const struct watch_batch *batch);
 #define WATCH_POLL_DEFAULT_MS 500u
 
 /*
- * Starts watching the folders (route->dir) of @n routes; a change names its
- * route by index. A root that cannot be watched is reported on stderr and
+ * Starts watching the folders (route->configured) of @n routes; a change
+ * names its route by index. A root that cannot be watched is reported on stderr and
  * skipped. Returns NULL (errno set) if inotify or the thread cannot be
  * created. @opt NULL: WATCH_AUTO with the defaults.
  */

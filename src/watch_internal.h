@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "watch.h"
 
@@ -45,11 +46,40 @@ struct watch_pending {
     bool writing;        /* modified and not yet closed by its writer */
 };
 
+/* A route folder replaced at its path (deleted and built again, moved away,
+ * a symlink swapped) opens a window that waits for the new one: while it is
+ * missing the window is held open, up to WATCH_SWAP_CAP_MS after the swap,
+ * so a rebuild costs the browsers one reload, not a 404 and a reload. A
+ * folder made at the path (mkdir, cp -r: it is being filled), or one seen
+ * by a poll, closes the window only after WATCH_SWAP_QUIET_MS without
+ * events (a slow copy is announced once, after it settled); one renamed
+ * into place (mv, ln -sfn) is complete: the usual debounce. */
+#define WATCH_SWAP_CAP_MS 5000u
+#define WATCH_SWAP_QUIET_MS 200u
+
+/* inotify: how often each root's path is looked at (one stat) for a swap no
+ * watch can hear: a symlink further up its path, or in a chain of them. */
+#define WATCH_RECHECK_MS 1000u
+
+/* inotify: a folder watched for one entry's name (a root's parent). */
+struct watch_parent {
+    int wd;     /* -1: not watched */
+    char *dir;  /* the folder, and the name in it; NULL: none */
+    char *name;
+};
+
 /* A root folder: borrowed from the caller's routes, plus our own state. */
 struct watch_root {
-    const char *path;
+    const char *path;           /* the route's configured path (symlinks unresolved) */
+    const struct route *route;  /* borrowed: re-opened (routes_check) when swapped */
     int wd;       /* inotify: the root's watch, -1 when it has none */
-    bool present; /* poll: the root was there at the last walk */
+    bool missing; /* it went away (a swap under way) and is not back */
+    int fd;       /* inotify: the folder watched there, held open; -1: none */
+    dev_t dev;    /* and which one it is */
+    ino_t ino;
+    /* inotify: [0] the path's parent folder, [1] its symlink target's
+     * (when the path is a symlink: a target built again is heard there) */
+    struct watch_parent parents[2];
 };
 
 struct watch_poll;
@@ -77,6 +107,9 @@ struct watch {
     size_t npending, cap_pending;
     bool overflow;
     uint64_t first_ms, last_ms; /* of the current window; 0: no window */
+    uint64_t swap_ms;           /* the window's latest root swap; 0: none */
+    bool swap_filling;          /* a root folder was made in place: wait for quiet */
+    uint64_t recheck_ms;        /* inotify: when the roots' paths are looked at next */
 };
 
 /* Pure: true if a file or folder named @name (one path component) is never
@@ -94,6 +127,18 @@ char *watch_join(const char *a, const char *b);
  * the writer closed it (or it moved or went), -1 neither. Takes ownership
  * of @rel (NULL: out of memory, an overflow). */
 void watch_note(struct watch *w, int id, char *rel, bool appear, bool gone, int writing);
+
+/* Root @r's folder was replaced, went away (@there false) or came back:
+ * re-opens its route (routes_check) so serving and watching agree, opens
+ * the window as an overflow the swap rules hold (WATCH_SWAP_CAP_MS), and
+ * says on stderr which folder is watched now. */
+void watch_root_swapped(struct watch *w, size_t r, bool there);
+
+/* When the current window must be flushed at the latest. */
+uint64_t watch_window_cap(const struct watch *w);
+
+/* True while the window waits for a swapped root to come back. */
+bool watch_window_held(const struct watch *w);
 
 /* Hands the window's changes to the callback as one batch and closes it. */
 void watch_flush(struct watch *w);

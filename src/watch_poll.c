@@ -30,13 +30,22 @@ struct watch_entry {
     struct timespec mtime, ctime;
 };
 
+/* A root folder as one walk found it. */
+struct watch_rootid {
+    bool present; /* could it be opened */
+    dev_t dev;    /* which folder it was */
+    ino_t ino;
+    int fd;       /* held until the walk after next: while it is open, no
+                   * new folder can be given its inode number */
+};
+
 struct watch_snap {
     struct watch_entry *e;
     size_t n, cap;
     char *arena;
     size_t alen, acap;
     size_t folders;
-    bool *present; /* per root: could it be opened */
+    struct watch_rootid *roots; /* per root */
     bool failed;   /* out of memory: this snapshot is incomplete */
 };
 
@@ -142,10 +151,20 @@ static void watch_snap_take(struct watch *w, struct watch_snap *s)
     s->failed = false;
     for (size_t r = 0; r < w->nroots; r++) {
         /* Roots may be symlinks (a route pointing elsewhere): followed. */
-        int fd = open(w->roots[r].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        s->present[r] = fd >= 0;
-        if (fd >= 0) {
-            watch_walk(s, r, fd, "", 0);
+        struct watch_rootid *id = &s->roots[r];
+        if (id->fd >= 0) {
+            close(id->fd);
+        }
+        id->fd = open(w->roots[r].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat st;
+        id->present = id->fd >= 0 && fstat(id->fd, &st) == 0;
+        int walk = id->present ? dup(id->fd) : -1;
+        if (walk >= 0) {
+            id->dev = st.st_dev;
+            id->ino = st.st_ino;
+            watch_walk(s, r, walk, "", 0);
+        } else if (id->present) {
+            s->failed = true; /* out of descriptors: this walk saw nothing */
         }
     }
     for (size_t i = 0; i < s->n; i++) {
@@ -185,8 +204,11 @@ static bool watch_snap_compare(struct watch *w, const struct watch_snap *o, cons
 {
     bool changed = false;
     for (size_t r = 0; r < w->nroots; r++) {
-        if (o->present[r] != n->present[r]) {
-            watch_poll_overflow(w); /* a route folder went, or came back */
+        const struct watch_rootid *a = &o->roots[r], *b = &n->roots[r];
+        if (a->present != b->present ||
+            (b->present && (a->dev != b->dev || a->ino != b->ino))) {
+            /* A route folder went, came back, or another is at its path. */
+            watch_root_swapped(w, r, b->present);
             changed = true;
         }
     }
@@ -200,7 +222,7 @@ static bool watch_snap_compare(struct watch *w, const struct watch_snap *o, cons
         const struct watch_entry *b = j < n->n ? &n->e[j] : NULL;
         int c = a == NULL ? 1 : b == NULL ? -1 : watch_entry_cmp(a, b);
         const struct watch_entry *e = c < 0 ? a : b;
-        bool both = o->present[e->root] && n->present[e->root];
+        bool both = o->roots[e->root].present && n->roots[e->root].present;
         if (c < 0) {
             i++;
             if (both) {
@@ -233,9 +255,17 @@ bool watch_poll_init(struct watch *w)
         return false;
     }
     w->poll = p;
-    p->a.present = calloc(w->nroots ? w->nroots : 1, sizeof *p->a.present);
-    p->b.present = calloc(w->nroots ? w->nroots : 1, sizeof *p->b.present);
-    if (p->a.present == NULL || p->b.present == NULL) {
+    p->a.roots = calloc(w->nroots ? w->nroots : 1, sizeof *p->a.roots);
+    p->b.roots = calloc(w->nroots ? w->nroots : 1, sizeof *p->b.roots);
+    for (size_t r = 0; r < w->nroots; r++) {
+        if (p->a.roots != NULL) {
+            p->a.roots[r].fd = -1;
+        }
+        if (p->b.roots != NULL) {
+            p->b.roots[r].fd = -1;
+        }
+    }
+    if (p->a.roots == NULL || p->b.roots == NULL) {
         errno = ENOMEM;
         return false;
     }
@@ -243,7 +273,7 @@ bool watch_poll_init(struct watch *w)
     p->next = &p->b;
     watch_snap_take(w, p->cur);
     for (size_t r = 0; r < w->nroots; r++) {
-        if (!p->cur->present[r]) {
+        if (!p->cur->roots[r].present) {
             fprintf(stderr, "folio: not watching %s: %s\n", w->roots[r].path, strerror(ENOENT));
         }
     }
@@ -273,8 +303,14 @@ void *watch_poll_thread(void *arg)
         struct watch_snap *t = p->cur;
         p->cur = p->next;
         p->next = t;
-        if (w->first_ms != 0 &&
-            (!changed || watch_now_ms() - w->first_ms >= w->max_wait_ms)) {
+        /* A swapped root that is still missing holds the window (up to
+         * its cap): a rebuild is one reload, not a 404 and a reload. A poll
+         * cannot tell a folder renamed into place from one being filled:
+         * after a swap, quiet for WATCH_SWAP_QUIET_MS. */
+        uint64_t now = watch_now_ms();
+        bool settled = !changed && (w->swap_ms == 0 || now - w->last_ms >= WATCH_SWAP_QUIET_MS);
+        if (w->first_ms != 0 && !watch_window_held(w) &&
+            (settled || now >= watch_window_cap(w))) {
             watch_flush(w);
         }
     }
@@ -290,9 +326,14 @@ void watch_poll_free(struct watch *w)
     }
     struct watch_snap *snaps[] = {&p->a, &p->b};
     for (size_t i = 0; i < 2; i++) {
+        for (size_t r = 0; snaps[i]->roots != NULL && r < w->nroots; r++) {
+            if (snaps[i]->roots[r].fd >= 0) {
+                close(snaps[i]->roots[r].fd);
+            }
+        }
         free(snaps[i]->e);
         free(snaps[i]->arena);
-        free(snaps[i]->present);
+        free(snaps[i]->roots);
     }
     free(p);
     w->poll = NULL;

@@ -2,6 +2,7 @@
  * real temporary folder: most tests run against both backends. */
 #include "cmocka_prelude.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -395,35 +396,18 @@ static void test_slow_write_is_one_change(void **state)
     assert_null(next_batch(&f->rec, 300));
 }
 
-static void test_root_removed_overflows(void **state)
-{
-    struct fixture *f = *state;
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->root2);
-    assert_int_equal(system(cmd), 0);
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
-    assert_non_null(b);
-    assert_true(b->overflow);
-    /* Re-created: watched again after the next flush. */
-    assert_int_equal(mkdir(f->root2, 0755), 0);
-    th_write_file(f->root, "style.css", "t"); /* triggers a flush */
-    b = next_batch(&f->rec, 2000);
-    assert_non_null(b);
-    th_write_file(f->root2, "back.css", "b");
-    b = next_batch(&f->rec, 2000);
-    assert_non_null(b);
-    assert_true(batch_has(b, 1, "back.css"));
-}
-
-static void test_poll_root_removed(void **state)
+static void test_root_removed_is_held_then_back(void **state)
 {
     struct fixture *f = *state;
     th_remove_tree(f->root2);
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    /* A swap under way: no reload while the folder is missing ... */
+    assert_null(next_batch(&f->rec, 300));
+    /* ... but not forever: at the cap the consumer is told all the same. */
+    const struct seen_batch *b = next_batch(&f->rec, WATCH_SWAP_CAP_MS + 2000);
     assert_non_null(b);
     assert_true(b->overflow);
     /* Back again: an overflow too (its files may all be new), then it is
-     * walked as before. */
+     * watched as before. */
     assert_int_equal(mkdir(f->root2, 0755), 0);
     b = next_batch(&f->rec, 2000);
     assert_non_null(b);
@@ -434,6 +418,220 @@ static void test_poll_root_removed(void **state)
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 1, "back.css"));
+}
+
+/* rm -rf, then a rebuild that takes a while (folders made one by one, a
+ * file in each): every new folder ends up watched. */
+static void test_root_rebuilt_slowly(void **state)
+{
+    struct fixture *f = *state;
+    th_remove_tree(f->root2);
+    assert_int_equal(mkdir(f->root2, 0755), 0);
+    char p[256];
+    for (int i = 0; i < 5; i++) {
+        char rel[32];
+        snprintf(rel, sizeof rel, "d%d", i);
+        path_of(p, sizeof p, f->root2, rel);
+        assert_int_equal(mkdir(p, 0755), 0);
+        th_sleep_ms(40); /* a slow copy */
+        snprintf(rel, sizeof rel, "d%d/f.css", i);
+        th_write_file(f->root2, rel, "f");
+    }
+    const struct seen_batch *b = next_batch(&f->rec, 3000);
+    assert_non_null(b);
+    assert_true(b->overflow);
+    /* root, sub; root2 and its five folders */
+    assert_true(wait_count(f->w, 2 + 6, 3000));
+    while (next_batch(&f->rec, 300) != NULL) {
+        /* a window that closed mid-copy: more of the same */
+    }
+    th_write_file(f->root2, "d4/late.css", "l");
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_true(batch_has(b, 1, "d4/late.css"));
+}
+
+/* mv away, and a new folder moved in its place: the old one is not heard. */
+static void test_root_moved_away_and_replaced(void **state)
+{
+    struct fixture *f = *state;
+    char old[80], staged[80];
+    snprintf(old, sizeof old, "%s.old", f->root2);
+    snprintf(staged, sizeof staged, "%s.new", f->root2);
+    assert_int_equal(mkdir(staged, 0755), 0);
+    th_write_file(staged, "a.css", "a");
+    assert_int_equal(rename(f->root2, old), 0);
+    assert_int_equal(rename(staged, f->root2), 0);
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(b->overflow);
+    assert_null(next_batch(&f->rec, 300));
+    th_write_file(old, "z.css", "z");
+    assert_null(next_batch(&f->rec, 400));
+    th_write_file(f->root2, "b.css", "b");
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 1, "b.css"));
+    th_remove_tree(old);
+}
+
+/* A root that is a symlink, pointed elsewhere (`ln -sfn v2 www`): the new
+ * target is watched, the old one no longer. */
+static void symlinked_root_swapped(enum watch_mode mode)
+{
+    char base[64], p[128], link[128], tmp[128];
+    snprintf(base, sizeof base, "/tmp/folio-watch-ln-XXXXXX");
+    assert_non_null(mkdtemp(base));
+    const char *const versions[] = {"v1", "v2"};
+    for (size_t i = 0; i < 2; i++) {
+        path_of(p, sizeof p, base, versions[i]);
+        assert_int_equal(mkdir(p, 0755), 0);
+        th_write_file(p, "page.html", versions[i]);
+    }
+    path_of(link, sizeof link, base, "www");
+    path_of(tmp, sizeof tmp, base, "www.new");
+    assert_int_equal(symlink("v1", link), 0);
+    struct recorder rec = {0};
+    pthread_mutex_init(&rec.mu, NULL);
+    pthread_cond_init(&rec.cv, NULL);
+    const struct route roots[] = {{.prefix = "/", .dir = link}};
+    const struct watch_options opt = {.mode = mode, .debounce_ms = 100, .poll_interval_ms = 50};
+    struct watch *w = watch_create(roots, 1, &opt, record, &rec);
+    assert_non_null(w);
+    assert_int_equal(symlink("v2", tmp), 0);
+    assert_int_equal(rename(tmp, link), 0);
+    const struct seen_batch *b = next_batch(&rec, 2000);
+    assert_non_null(b);
+    assert_true(b->overflow);
+    th_write_file(base, "v1/old.css", "o");
+    assert_null(next_batch(&rec, 400));
+    th_write_file(base, "v2/new.css", "n");
+    b = next_batch(&rec, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 0, "new.css"));
+    watch_destroy(w);
+    pthread_mutex_destroy(&rec.mu);
+    pthread_cond_destroy(&rec.cv);
+    th_remove_tree(base);
+}
+
+static void test_symlinked_root_swapped(void **state)
+{
+    (void)state;
+    symlinked_root_swapped(WATCH_INOTIFY);
+}
+
+static void test_poll_symlinked_root_swapped(void **state)
+{
+    (void)state;
+    symlinked_root_swapped(WATCH_POLL);
+}
+
+/* A route inside another route's folder: its parent watch is the outer
+ * route's own, which must keep hearing everything (IN_MASK_ADD). */
+static void test_parent_is_a_watched_folder(void **state)
+{
+    struct fixture *f = *state;
+    char inner[128];
+    path_of(inner, sizeof inner, f->root, "sub");
+    struct recorder rec = {0};
+    pthread_mutex_init(&rec.mu, NULL);
+    pthread_cond_init(&rec.cv, NULL);
+    const struct route roots[] = {{.prefix = "/", .dir = f->root}, {.prefix = "/s/", .dir = inner}};
+    const struct watch_options opt = {.mode = WATCH_INOTIFY, .debounce_ms = 100};
+    struct watch *w = watch_create(roots, 2, &opt, record, &rec);
+    assert_non_null(w);
+    th_write_file(f->root, "style.css", "changed");
+    const struct seen_batch *b = next_batch(&rec, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_true(batch_has(b, 0, "style.css"));
+    /* The inner one built again: one overflow, then watched as before. */
+    th_remove_tree(inner);
+    assert_int_equal(mkdir(inner, 0755), 0);
+    b = next_batch(&rec, 2000);
+    assert_non_null(b);
+    assert_true(b->overflow);
+    th_write_file(inner, "x.css", "x");
+    b = next_batch(&rec, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_true(batch_has(b, 1, "x.css"));
+    th_write_file(f->root, "style.css", "again");
+    b = next_batch(&rec, 2000);
+    assert_non_null(b);
+    assert_true(batch_has(b, 0, "style.css"));
+    watch_destroy(w);
+    pthread_mutex_destroy(&rec.mu);
+    pthread_cond_destroy(&rec.cv);
+}
+
+/* Entries in a folder (/proc/self/fd), or lines starting with @prefix in a
+ * file (an inotify fd's fdinfo lists one "inotify wd:" line per watch). */
+static size_t count_fds(void)
+{
+    size_t n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    while (readdir(d) != NULL) {
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static size_t count_lines(const char *path, const char *prefix)
+{
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char line[512];
+    size_t n = 0;
+    while (fgets(line, sizeof line, fp) != NULL) {
+        n += strncmp(line, prefix, strlen(prefix)) == 0;
+    }
+    fclose(fp);
+    return n;
+}
+
+/* Many swaps leave no descriptor, no kernel watch and no folder behind. */
+static void test_swaps_leak_nothing(void **state)
+{
+    struct fixture *f = *state;
+    char fdinfo[64], staged[80], rel[32];
+    snprintf(fdinfo, sizeof fdinfo, "/proc/self/fdinfo/%d", f->w->ifd);
+    snprintf(staged, sizeof staged, "%s.new", f->root2);
+    char p[128];
+    path_of(p, sizeof p, f->root2, "s");
+    assert_int_equal(mkdir(p, 0755), 0);
+    th_write_file(f->root2, "s/x.css", "x");
+    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    size_t fds = count_fds(), watches = count_lines(fdinfo, "inotify wd:");
+    size_t folders = watch_count(f->w);
+    for (int i = 0; i < 12; i++) {
+        assert_int_equal(mkdir(staged, 0755), 0);
+        path_of(p, sizeof p, staged, "s");
+        assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(rel, sizeof rel, "s/x%d.css", i);
+        th_write_file(staged, rel, "x");
+        th_remove_tree(f->root2);
+        assert_int_equal(rename(staged, f->root2), 0);
+        b = next_batch(&f->rec, 2000);
+        assert_non_null(b);
+        assert_true(b->overflow);
+    }
+    assert_true(wait_count(f->w, folders, 2000));
+    assert_int_equal(count_fds(), fds);
+    assert_int_equal(count_lines(fdinfo, "inotify wd:"), watches);
+    th_write_file(f->root2, "s/after.css", "a");
+    b = next_batch(&f->rec, 2000);
+    assert_non_null(b);
+    assert_true(batch_has(b, 1, "s/after.css"));
 }
 
 static void test_poll_touch_and_new_file_in_new_folder(void **state)
@@ -489,7 +687,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_folders, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_write_is_one_change, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_root_removed_overflows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_root_removed_is_held_then_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_root_rebuilt_slowly, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_root_moved_away_and_replaced, setup, teardown),
+        cmocka_unit_test(test_symlinked_root_swapped),
+        cmocka_unit_test_setup_teardown(test_swaps_leak_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parent_is_a_watched_folder, setup, teardown),
         /* The same events from the stat walk. */
         cmocka_unit_test_setup_teardown(test_count, setup_poll, teardown),
         cmocka_unit_test_setup_teardown(test_write_is_one_batch, setup_poll, teardown),
@@ -497,7 +700,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_and_create, setup_poll, teardown),
         cmocka_unit_test_setup_teardown(test_new_folders, setup_poll, teardown),
         cmocka_unit_test_setup_teardown(test_max_wait, setup_poll, teardown),
-        cmocka_unit_test_setup_teardown(test_poll_root_removed, setup_poll, teardown),
+        cmocka_unit_test_setup_teardown(test_root_removed_is_held_then_back, setup_poll, teardown),
+        cmocka_unit_test_setup_teardown(test_root_rebuilt_slowly, setup_poll, teardown),
+        cmocka_unit_test_setup_teardown(test_root_moved_away_and_replaced, setup_poll, teardown),
+        cmocka_unit_test(test_poll_symlinked_root_swapped),
         cmocka_unit_test_setup_teardown(test_poll_touch_and_new_file_in_new_folder, setup_poll, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
