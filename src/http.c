@@ -252,15 +252,16 @@ static struct MHD_Response *response_from_rep(struct entry_rep *rep, uint64_t of
 static bool serve_not_found_ready(struct MHD_Connection *conn, struct request *req,
                                   const struct entry_facts *f, enum MHD_Result *done);
 
-enum { ERROR_PAGE_MAX = 512 };
+enum { ERROR_PAGE_MAX = 512, SCRIPT_TAG_MAX = 3 * PATH_MAX / 2 + 64 };
 
-/* Writes folio's own page for status into buf; returns its length. */
-static size_t error_page(unsigned status, char *buf, size_t size)
+/* Writes folio's own page for status into buf, with script (a tag, or "")
+ * before its end; returns its length. */
+static size_t error_page(unsigned status, const char *script, char *buf, size_t size)
 {
     int n = snprintf(buf, size,
                      "<!doctype html>\n<html lang=\"en\"><meta charset=\"utf-8\"><title>%u %s</title>\n"
-                     "<h1>%u %s</h1>\n<p>folio could not serve this address.</p>\n</html>\n",
-                     status, status_text(status), status, status_text(status));
+                     "<h1>%u %s</h1>\n<p>folio could not serve this address.</p>\n%s</html>\n",
+                     status, status_text(status), status, status_text(status), script);
     return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
 }
 
@@ -284,8 +285,14 @@ static enum MHD_Result respond_error(struct MHD_Connection *conn, struct request
         entry_rep_release(&page);
     }
     if (!resp) {
-        char text[ERROR_PAGE_MAX];
-        len = error_page(status, text, sizeof(text));
+        /* In preview a page loaded in the browser gets the client, as
+         * every page does: a folder that is gone while it rebuilds must not
+         * leave the reader on a page that never reloads again. */
+        char script[SCRIPT_TAG_MAX] = "", text[ERROR_PAGE_MAX + SCRIPT_TAG_MAX];
+        if (s->entries.live_reload && facts.document) {
+            livereload_script_tag(req->target, script, sizeof(script));
+        }
+        len = error_page(status, script, text, sizeof(text));
         resp = response_from_text(text);
     }
     if (!resp) {
@@ -1208,7 +1215,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
 static size_t answer_dropped_line(const struct connection *c)
 {
     char page[ERROR_PAGE_MAX], date[30], response[ERROR_PAGE_MAX + 512];
-    size_t len = error_page(400, page, sizeof(page));
+    size_t len = error_page(400, "", page, sizeof(page));
     precondition_date_format(time(NULL), date);
     int n = snprintf(response, sizeof(response),
                      "HTTP/1.1 400 Bad Request\r\nDate: %s\r\nConnection: close\r\n"

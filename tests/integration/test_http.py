@@ -283,6 +283,27 @@ class Default404(ArticleTestCase):
         self.assertEqual(r.status, 404)
         self.assertIn(b"404 Not Found", r.body)
 
+    def test_builtin_pages_get_the_client_in_preview(self):
+        """A page the browser loads (a folder gone while it rebuilds, say)
+        reloads with the rest: folio's own error page carries the client too,
+        relative to its address; a script's fetch gets none."""
+        tag = b'<script src="%s__folio/reload.js" defer></script></html>'
+        r = self.server.get("/gone/deeper/page.html", Sec_Fetch_Dest="document")
+        self.assertEqual(r.status, 404)
+        self.assertIn(tag % b"../../", r.body)
+        self.assertIn(tag % b"", self.server.get("/a%00b", Sec_Fetch_Dest="document").body)
+        self.assertNotIn(b"reload.js", self.server.get("/gone/x.html", Sec_Fetch_Dest="empty").body)
+
+
+class Default404InProduction(ArticleTestCase):
+    with_404 = False
+    server_args = ("--production",)
+
+    def test_no_client_in_production(self):
+        r = self.server.get("/gone/page.html", Sec_Fetch_Dest="document")
+        self.assertEqual(r.status, 404)
+        self.assertNotIn(b"reload.js", r.body)
+
 
 class CachingPreview(ArticleTestCase):
     def test_no_cache_everywhere(self):
