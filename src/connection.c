@@ -63,8 +63,9 @@ bool connection_dropped_line(const struct connection *c, int64_t now_ms, unsigne
     return idle_timeout_s == 0 || now_ms - c->waiting_since_ms < (int64_t)idle_timeout_s * 1000;
 }
 
-/* See connection.h: one non-blocking send (the socket's buffer is empty when
- * a request line is awaited), then a non-blocking drain. */
+/* See connection.h: one non-blocking send (a few hundred bytes; a socket
+ * still full of the last response's bytes gets none rather than a wait),
+ * then a non-blocking drain. */
 bool connection_answer(int fd, const char *response, size_t len)
 {
     ssize_t sent = send(fd, response, len, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -6,10 +6,12 @@
  * (`GARBAGE`) or starting with one (`   `). It drops such a connection in
  * parse_initial_message_line before any callback and without a response,
  * where RFC 9112 section 3 and nginx answer 400. folio runs the daemon with
- * MHD_USE_TURBO, whose one effect on a plain socket is that libmicrohttpd no
- * longer shuts the write side before telling us of the close; so at the close
- * folio can still answer that 400 itself, and then shuts the write side as
- * libmicrohttpd would have (connection_close), for every connection.
+ * MHD_USE_TURBO, which on a plain socket does two things in 0.9.75: a new
+ * connection's first read is tried at once rather than after epoll reports
+ * it, and libmicrohttpd no longer shuts the write side before telling us of
+ * the close. So at the close folio can still answer that 400 itself, and
+ * then shuts the write side as libmicrohttpd would have (connection_close),
+ * for every connection, so the close is the same as without the flag.
  *
  * The close notification does not say why; connection_dropped_line tells the
  * one case from every other by what is known for certain (see there).

@@ -1339,7 +1339,7 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
     }
     pthread_mutex_init(&s->start_lock, NULL);
     s->starting = true;
-    /* MHD_USE_TURBO: see connection.h (the one thing it changes here). */
+    /* MHD_USE_TURBO: see connection.h (what it changes, and why folio wants it). */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     s->daemon = MHD_start_daemon( /* the port asked for, so MHD's bind error names it */
