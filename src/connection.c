@@ -1,12 +1,82 @@
 #include "connection.h"
 
 #include <errno.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 /* At most this much of what a refused client sent on is read and dropped
  * before the close: enough for a pipelined request or two. */
 #define DRAIN_MAX (64u << 10)
+
+/* The refusals of this thread not yet taken, oldest first (the oldest is
+ * dropped when a flood overfills it), and how many were ever noted. */
+enum { REFUSALS_KEPT = 32 };
+static _Thread_local struct {
+    unsigned status[REFUSALS_KEPT];
+    size_t count;
+    uint64_t noted;
+} refusals;
+
+/* Removes refusal i of this thread's list. */
+static unsigned refusal_remove(size_t i)
+{
+    unsigned status = refusals.status[i];
+    memmove(&refusals.status[i], &refusals.status[i + 1], (refusals.count - i - 1) * sizeof(unsigned));
+    refusals.count--;
+    return status;
+}
+
+/* See connection.h. */
+void connection_note_refusal(unsigned status)
+{
+    if (refusals.count == REFUSALS_KEPT) {
+        refusal_remove(0);
+    }
+    refusals.status[refusals.count++] = status;
+    refusals.noted++;
+}
+
+/* See connection.h. */
+void connection_take_request_refusal(unsigned status)
+{
+    for (size_t i = refusals.count; i-- > 0;) {
+        if (refusals.status[i] == status) {
+            refusal_remove(i);
+            return;
+        }
+    }
+}
+
+/* True when any byte was ever written to the TCP socket fd (acknowledged,
+ * or still in its send queue); true when that cannot be told. */
+static bool ever_written(int fd)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof(info);
+    int queued = 0;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked) ||
+        ioctl(fd, SIOCOUTQ, &queued) != 0) {
+        return true;
+    }
+    return info.tcpi_bytes_acked > 0 || queued > 0;
+}
+
+/* See connection.h: a syscall only when a refusal came during the wait. */
+unsigned connection_take_line_refusal(const struct connection *c)
+{
+    if (!c || c->waiting_since_ms < 0 || c->refusals_at_wait == refusals.noted || refusals.count == 0 ||
+        (!c->used && !ever_written(c->fd))) {
+        return 0;
+    }
+    return refusal_remove(0);
+}
 
 /* See connection.h: a record waiting for the first request line. */
 struct connection *connection_open(struct deadline_watch *w, int fd, int64_t header_deadline_ms)
@@ -16,7 +86,7 @@ struct connection *connection_open(struct deadline_watch *w, int fd, int64_t hea
         return NULL;
     }
     *c = (struct connection){.deadline = deadline_add(w, fd, header_deadline_ms), .fd = fd,
-                             .waiting_since_ms = deadline_now_ms()};
+                             .waiting_since_ms = deadline_now_ms(), .refusals_at_wait = refusals.noted};
     return c;
 }
 
@@ -25,6 +95,7 @@ void connection_request_started(struct connection *c)
 {
     if (c) {
         c->waiting_since_ms = -1;
+        c->used = true;
     }
 }
 
@@ -33,6 +104,7 @@ void connection_request_done(struct connection *c, bool kept_alive)
 {
     if (c) {
         c->waiting_since_ms = kept_alive ? deadline_now_ms() : -1;
+        c->refusals_at_wait = refusals.noted;
     }
 }
 
@@ -52,12 +124,15 @@ enum connection_peer connection_peer_state(int fd)
  * says GONE), the idle timeout (it fires only once the line has been awaited
  * that long: no byte came since, or the line would have been read), our
  * deadline watcher (it says so), daemon shutdown (it shuts every socket
- * first: GONE), a line too long (it answers 414 itself: refused), and the
- * line it cannot parse. */
+ * first: GONE), a line it answers itself (414, 505: a refusal noted on this
+ * thread), and the line it cannot parse. When some other connection of the
+ * thread was refused during the wait, this close is not answered: silence
+ * rather than a second response after libmicrohttpd's own. */
 bool connection_dropped_line(const struct connection *c, int64_t now_ms, unsigned idle_timeout_s,
-                             enum connection_peer peer, bool deadline_expired, bool refused)
+                             enum connection_peer peer, bool deadline_expired)
 {
-    if (!c || c->waiting_since_ms < 0 || peer != CONNECTION_PEER_OPEN || deadline_expired || refused) {
+    if (!c || c->waiting_since_ms < 0 || peer != CONNECTION_PEER_OPEN || deadline_expired ||
+        c->refusals_at_wait != refusals.noted) {
         return false;
     }
     return idle_timeout_s == 0 || now_ms - c->waiting_since_ms < (int64_t)idle_timeout_s * 1000;

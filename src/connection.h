@@ -29,6 +29,8 @@ struct connection {
     struct deadline_entry *deadline; /* owned; NULL when out of memory */
     int fd;                          /* libmicrohttpd's socket, closed by it after connection_close */
     int64_t waiting_since_ms;        /* CLOCK_MONOTONIC ms since when a request line is awaited; -1: none is */
+    uint64_t refusals_at_wait;       /* this thread's refusal count when the wait began */
+    bool used;                       /* a request line was read on it */
 };
 
 /* How the peer's side of a socket looks, without reading from it. */
@@ -40,6 +42,23 @@ enum connection_peer {
 /* Starts the record of a connection on fd, waiting for its first request
  * line, watched by w until header_deadline_ms. NULL when out of memory. */
 struct connection *connection_open(struct deadline_watch *w, int fd, int64_t header_deadline_ms);
+
+/* libmicrohttpd answered a request itself with status (414, 431, 505...) on
+ * this thread: its log message says so, not for which connection. Every
+ * callback of a connection runs on its worker's thread, so a thread keeps
+ * its refusals (the last few) until the request or the connection they
+ * were for takes them; a connection whose wait saw none was not refused. */
+void connection_note_refusal(unsigned status);
+
+/* The request just completed got libmicrohttpd's own answer status (431, a
+ * malformed header): takes that refusal, the latest with that status. */
+void connection_take_request_refusal(unsigned status);
+
+/* The status libmicrohttpd answered c's awaited request line with itself
+ * (414, 505), taken from this thread's refusals; 0 when it did not answer.
+ * Exact for a connection's first line (was anything ever written to it?);
+ * for a later one, a refusal during its wait is taken to be its own. */
+unsigned connection_take_line_refusal(const struct connection *c);
 
 /* A request line was read: none is awaited until the request is done. Accepts NULL. */
 void connection_request_started(struct connection *c);
@@ -53,10 +72,11 @@ enum connection_peer connection_peer_state(int fd);
 
 /* True when a close seen now can only be libmicrohttpd dropping a request
  * line it could not read: a line was awaited, the peer is still there, the
- * idle timeout (idle_timeout_s, 0 for none) cannot have fired yet, and
- * neither a deadline nor a refusal of libmicrohttpd's own ended it. */
+ * idle timeout (idle_timeout_s, 0 for none) cannot have fired yet, our
+ * deadline did not end it, and no refusal was noted on this thread during
+ * the wait (it might have been this connection's, already answered). */
 bool connection_dropped_line(const struct connection *c, int64_t now_ms, unsigned idle_timeout_s,
-                             enum connection_peer peer, bool deadline_expired, bool refused);
+                             enum connection_peer peer, bool deadline_expired);
 
 /* Writes response (len bytes, a whole HTTP/1.1 response with Connection:
  * close) to fd without blocking, then reads and drops what the client sent

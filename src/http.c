@@ -1128,13 +1128,6 @@ static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *
     }
 }
 
-/* The status libmicrohttpd sent on its own (414, 431, 400, 505, 413) on this
- * thread, from its log message: it tells the application no other way about
- * a request it refused before, or without, our handler. Consumed by the
- * completion of that request, or by the close of its connection when the
- * request never reached the URI callback (a request line it could not read). */
-static _Thread_local unsigned refused_status;
-
 /* Queues r's access-log line, with the client's address and strings filled
  * in; fields are read only while the request's are still there (a closed
  * connection's memory pool is gone: its socket address is all there is). */
@@ -1182,9 +1175,9 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     unsigned status = req->status;
     if (!status) {
         const union MHD_ConnectionInfo *queued = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS);
-        status = queued ? queued->http_status : refused_status;
+        status = queued ? queued->http_status : 0;
+        connection_take_request_refusal(status); /* MHD's own answer: its refusal was this one */
     }
-    refused_status = 0;
     if (!s->ctx.config->quiet) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -1245,12 +1238,9 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     struct connection *c = *socket_context;
     *socket_context = NULL;
     bool dropped = c && deadline_was_expired(c->deadline);
-    unsigned status = dropped ? 0 : refused_status;
-    if (!dropped) {
-        refused_status = 0;
-    }
+    unsigned status = dropped ? 0 : connection_take_line_refusal(c);
     bool unread = c && connection_dropped_line(c, deadline_now_ms(), s->ctx.config->timeout,
-                                               connection_peer_state(c->fd), dropped, status != 0);
+                                               connection_peer_state(c->fd), dropped);
     size_t answered = unread ? answer_dropped_line(c) : 0;
     if (answered) {
         status = 400;
@@ -1273,12 +1263,12 @@ static void on_mhd_message(void *cls, const char *fmt, va_list ap) __attribute__
  * this at once: the lock and the flag keep them off the buffer. */
 static void on_mhd_message(void *cls, const char *fmt, va_list ap)
 {
-    /* MHD's refusals are worth an access-log line (see refused_status). */
+    /* MHD's refusals are worth an access-log line (see connection_note_refusal). */
     static const char refusal[] = "Error processing request (HTTP response code is %u";
     if (strncmp(fmt, refusal, sizeof(refusal) - 1) == 0) {
         va_list copy;
         va_copy(copy, ap);
-        refused_status = va_arg(copy, unsigned);
+        connection_note_refusal(va_arg(copy, unsigned));
         va_end(copy);
     }
     struct http_server *s = cls;

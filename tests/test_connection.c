@@ -14,14 +14,42 @@ static void test_dropped_line_only_when_nothing_else_explains_it(void **state)
     struct connection waiting = {.fd = -1, .waiting_since_ms = 10000};
     struct connection busy = {.fd = -1, .waiting_since_ms = -1};
     const enum connection_peer open = CONNECTION_PEER_OPEN, gone = CONNECTION_PEER_GONE;
-    assert_true(connection_dropped_line(&waiting, 10500, 2, open, false, false));
-    assert_true(connection_dropped_line(&waiting, 99999, 0, open, false, false)); /* no idle timeout */
-    assert_false(connection_dropped_line(&waiting, 12000, 2, open, false, false)); /* the idle timeout */
-    assert_false(connection_dropped_line(&waiting, 10500, 2, gone, false, false)); /* FIN, reset, shutdown */
-    assert_false(connection_dropped_line(&waiting, 10500, 2, open, true, false)); /* our deadline */
-    assert_false(connection_dropped_line(&waiting, 10500, 2, open, false, true)); /* MHD's own 414 */
-    assert_false(connection_dropped_line(&busy, 10500, 2, open, false, false)); /* a request was on */
-    assert_false(connection_dropped_line(NULL, 10500, 2, open, false, false));
+    assert_true(connection_dropped_line(&waiting, 10500, 2, open, false));
+    assert_true(connection_dropped_line(&waiting, 99999, 0, open, false)); /* no idle timeout */
+    assert_false(connection_dropped_line(&waiting, 12000, 2, open, false)); /* the idle timeout */
+    assert_false(connection_dropped_line(&waiting, 10500, 2, gone, false)); /* FIN, reset, shutdown */
+    assert_false(connection_dropped_line(&waiting, 10500, 2, open, true)); /* our deadline */
+    assert_false(connection_dropped_line(&busy, 10500, 2, open, false)); /* a request was on */
+    assert_false(connection_dropped_line(NULL, 10500, 2, open, false));
+    connection_note_refusal(414); /* MHD answered someone on this thread: maybe this one */
+    assert_false(connection_dropped_line(&waiting, 10500, 2, open, false));
+    connection_take_request_refusal(414); /* it was a request's */
+}
+
+/* A thread's refusals go to the request or the connection they were for. */
+static void test_refusals_are_taken_once(void **state)
+{
+    struct connection later = {.fd = -1, .waiting_since_ms = 1, .used = true};
+    assert_int_equal(connection_take_line_refusal(&later), 0); /* none pending */
+    connection_note_refusal(505);
+    connection_note_refusal(431);
+    connection_note_refusal(414);
+    connection_take_request_refusal(431); /* a request's: the rest stay for the lines */
+    assert_int_equal(connection_take_line_refusal(&later), 505); /* oldest first */
+    assert_int_equal(connection_take_line_refusal(&later), 414);
+    assert_int_equal(connection_take_line_refusal(&later), 0);
+    struct connection busy = {.fd = -1, .waiting_since_ms = -1, .used = true};
+    connection_note_refusal(414);
+    assert_int_equal(connection_take_line_refusal(&busy), 0); /* a request was on: not a line's */
+    connection_take_request_refusal(414);
+    for (int i = 0; i < 100; i++) { /* a flood keeps the last few */
+        connection_note_refusal(400 + (unsigned)i % 2);
+    }
+    unsigned taken = 0;
+    while (connection_take_line_refusal(&later)) {
+        taken++;
+    }
+    assert_true(taken > 0 && taken < 100);
 }
 
 /* A request started and done moves the wait: kept alive it starts again. */
@@ -32,8 +60,12 @@ static void test_waiting_follows_requests(void **state)
     assert_int_equal(c.waiting_since_ms, -1);
     connection_request_done(&c, false);
     assert_int_equal(c.waiting_since_ms, -1);
+    connection_note_refusal(505);
     connection_request_done(&c, true);
     assert_true(c.waiting_since_ms >= deadline_now_ms() - 1000);
+    assert_true(c.used);
+    assert_int_equal(connection_take_line_refusal(&c), 0); /* that refusal came before this wait */
+    connection_take_request_refusal(505);
     connection_request_started(NULL);
     connection_request_done(NULL, true);
 }
@@ -71,6 +103,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dropped_line_only_when_nothing_else_explains_it),
+        cmocka_unit_test(test_refusals_are_taken_once),
         cmocka_unit_test(test_waiting_follows_requests),
         cmocka_unit_test(test_answer_and_close_on_a_socket),
     };

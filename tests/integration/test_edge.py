@@ -125,6 +125,37 @@ class UnreadableRequestLines(ArticleTestCase):
             self.assertEqual(len(responses(resp)), 1 if data.startswith(b"GET") else 0, (data, resp[:300]))
             self.assertNotIn(b" 400 ", resp)
 
+    def test_refusals_of_libmicrohttpd_get_no_second_answer(self):
+        """Lines it answers itself (414, 505) among many clients at once:
+        each connection gets exactly its one response, and the log one line
+        per request (their refusals are told to folio per thread, not per
+        connection; a close that might be one is never answered again)."""
+        import threading
+        long_line = b"GET /" + b"a" * 40000 + b" HTTP/1.1\r\nHost: t\r\n\r\n"
+        kinds = [(long_line, [414]), (request(version=b"HTTP/9.9"), [505]),
+                 (b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n" * 3 + request(), [200] * 4)]
+        wrong = []
+
+        def client(i):
+            data, expect = kinds[i % 3]
+            got = responses(self.server.raw(data, timeout=5))
+            if got != expect:
+                wrong.append((expect, got))
+
+        before = len(self.server.log_lines)
+        for _ in range(3):
+            threads = [threading.Thread(target=client, args=(i,)) for i in range(60)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        self.assertEqual(wrong, [])
+        lines = self.server.wait_log(before + 3 * 120)[before:]
+        statuses = [json.loads(line)["status"] for line in lines]
+        self.assertEqual(len(statuses), 3 * 120, statuses)
+        self.assertEqual(statuses.count(200), 3 * 80)
+        self.assertEqual(statuses.count(414) + statuses.count(505), 3 * 40)  # which is which: per thread
+
     def test_a_client_that_leaves_gets_nothing(self):
         with socket.create_connection(("127.0.0.1", self.server.port), timeout=5) as s:
             s.sendall(b"\r\n")
