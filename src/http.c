@@ -54,8 +54,7 @@ struct http_server {
     char start_error[256];
     time_t started;
     atomic_uint in_flight;
-    bool quiesced;           /* http_server_quiesce ran: listener is ours to close */
-    MHD_socket listener;
+    atomic_bool quiesced;    /* http_server_quiesce ran: new connections are closed at once */
     struct deadline_watch *deadlines; /* slow clients: see deadline.h */
 };
 
@@ -1279,6 +1278,13 @@ static void on_mhd_message(void *cls, const char *fmt, va_list ap)
     pthread_mutex_unlock(&s->start_lock);
 }
 
+/* libmicrohttpd's accept policy: every connection, until the server quiesces. */
+static enum MHD_Result accept_unless_quiesced(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    const struct http_server *s = cls;
+    return atomic_load(&s->quiesced) ? MHD_NO : MHD_YES;
+}
+
 /* A numeric host and port as a socket address; false when host is not one. */
 static bool parse_address(const char *host, unsigned port, struct sockaddr_storage *addr)
 {
@@ -1333,7 +1339,7 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     s->daemon = MHD_start_daemon( /* the port asked for, so MHD's bind error names it */
-        flags, (uint16_t)c->port, NULL, NULL, handle_request, s,
+        flags, (uint16_t)c->port, accept_unless_quiesced, s, handle_request, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->connection_limit,
@@ -1370,17 +1376,15 @@ unsigned http_server_port(const struct http_server *s)
     return info ? info->port : 0;
 }
 
-/* See http.h: no new connections. */
+/* See http.h: no new connections. Not MHD_quiesce_daemon: with a thread
+ * pool 0.9.75 races its workers to take the listening socket out of their
+ * epoll sets and panics (abort) when it loses, which a busy worker made
+ * happen on SIGTERM; the accept policy below needs no such step. */
 void http_server_quiesce(struct http_server *s)
 {
-    if (s->quiesced) {
-        return;
-    }
-    /* New connections wait in the kernel's backlog and are refused when we
-     * close; MHD says the socket may only be closed after the daemon stops. */
-    s->listener = MHD_quiesce_daemon(s->daemon);
-    s->quiesced = true;
+    atomic_store(&s->quiesced, true);
 }
+
 
 /* See http.h: stops accepting, ends streams, waits for requests in flight,
  * empties the cache of what it made, frees. */
@@ -1399,9 +1403,6 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     }
     MHD_stop_daemon(s->daemon);
     deadline_watch_stop(s->deadlines);
-    if (s->listener != MHD_INVALID_SOCKET) {
-        close(s->listener);
-    }
     /* The last lines, unless nobody reads them; then say what was lost. */
     if (!log_flush(1000) || log_dropped() > 0) {
         fprintf(stderr, "folio: access log: %llu lines dropped, %s\n",

@@ -40,8 +40,9 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
 /* The port actually bound (useful with port 0). */
 unsigned http_server_port(const struct http_server *s);
 
-/* The first half of a graceful stop: accepts no new connection from now on
- * (they wait in the kernel's backlog and are refused when the daemon stops).
+/* The first half of a graceful stop: serves no new connection from now on
+ * (each is closed as soon as it is accepted, as nginx's closed listener
+ * refuses it: a client or balancer knows at once to go elsewhere).
  * http_server_stop does it too, if this was not called. */
 void http_server_quiesce(struct http_server *s);
 

@@ -235,10 +235,13 @@ class Swaps:
             else:
                 shutil.rmtree(self.p("www.old"))
         self.assertEqual(self.events_within(QUIET), [])
+        # A leak grows with the 15 swaps (one planted gave 33 against 18); a walk or
+        # a closing connection in progress holds one or two for a moment, which under
+        # ASan on a loaded machine can outlast the wait (once: 20 against 19).
         deadline = time.time() + 5 * SLOWDOWN
         while len(os.listdir(fd_dir)) > before and time.time() < deadline:
-            time.sleep(0.05)  # a walk in progress holds a few for a moment
-        self.assertLessEqual(len(os.listdir(fd_dir)), before, "descriptors left behind by swaps")
+            time.sleep(0.05)
+        self.assertLessEqual(len(os.listdir(fd_dir)), before + 2, "descriptors left behind by swaps")
         self.edits_reach_the_browser(self.p("www"), "v2")
 
 
