@@ -1,7 +1,8 @@
 /* connection: what folio keeps of each client connection libmicrohttpd holds.
  *
- * Two things need a connection-long memory: the deadline entry (deadline.h)
- * and whether the connection is waiting for a request line. The second is
+ * Per connection: its deadline entry (deadline.h) and whether it is waiting
+ * for a request line; per worker thread: the requests libmicrohttpd refused
+ * itself (see connection_note_refusal), for the access log. The wait is
  * for a request line libmicrohttpd 0.9.75 cannot read: one without a space
  * (`GARBAGE`) or starting with one (`   `). It drops such a connection in
  * parse_initial_message_line before any callback and without a response,
