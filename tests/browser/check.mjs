@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFolio } from '../lib/folio.mjs';
 import { launchBrowser } from '../lib/browser.mjs';
+import { runSteps } from '../lib/steps.mjs';
 
 const STEP_MS = 5000;
 
@@ -185,24 +186,10 @@ step('no page errors', async () => {
   assert(noise.length === 0, noise.join('\n'));
 });
 
-let passed = 0, failed = 0;
-try {
-  for (const s of steps) {
-    const t = Date.now();
-    try {
-      await s.fn();
-      passed++;
-      console.log(`ok   ${s.name} (${Date.now() - t} ms)`);
-    } catch (e) {
-      failed++;
-      console.log(`FAIL ${s.name} (${Date.now() - t} ms)\n     ${String(e.message).split('\n').join('\n     ')}`);
-    }
-  }
-} finally {
-  await browser.close().catch(() => {});
-  try { await folio.stop(); } catch (e) { failed++; console.log(`FAIL final stop: ${e.message}`); }
-  fs.rmSync(root, { recursive: true, force: true });
-}
-if (failed) console.log('folio log tail:\n' + folio.log.slice(-20).join('\n'));
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await runSteps(steps, {
+  folio,
+  finish: async () => {
+    await browser.close().catch(() => {});
+    try { await folio.stop(); } finally { fs.rmSync(root, { recursive: true, force: true }); }
+  },
+});

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFolio } from '../lib/folio.mjs';
 import { launchBrowser } from '../lib/browser.mjs';
+import { runSteps } from '../lib/steps.mjs';
 import { STEP_MS, assert, waitFor, topElement, offsetOf, listen, waitStreams, copyArticle, paragraphTags } from '../lib/live.mjs';
 
 const MODE = process.argv[2] || 'fixture';
@@ -526,25 +527,11 @@ step('no console errors from the page', async () => {
   assert(noise.length === 0, `console noise:\n  ${noise.join('\n  ')}`);
 });
 
-let passed = 0, failed = 0;
-try {
-  for (const s of steps) {
-    const t = Date.now();
-    try {
-      await s.fn();
-      passed++;
-      console.log(`ok   ${s.name} (${Date.now() - t} ms)`);
-    } catch (e) {
-      failed++;
-      console.log(`FAIL ${s.name} (${Date.now() - t} ms)\n     ${String(e.message).split('\n').join('\n     ')}`);
-    }
-  }
-} finally {
-  ears.close();
-  await browser.close().catch(() => {});
-  try { await folio.stop(); } catch (e) { failed++; console.log(`FAIL final stop: ${e.message}`); }
-  fs.rmSync(root, { recursive: true, force: true });
-}
-if (failed) console.log('folio log tail:\n' + folio.log.slice(-20).join('\n'));
-console.log(`${MODE}: ${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await runSteps(steps, {
+  folio, label: `${MODE}: `,
+  finish: async () => {
+    ears.close();
+    await browser.close().catch(() => {});
+    try { await folio.stop(); } finally { fs.rmSync(root, { recursive: true, force: true }); }
+  },
+});

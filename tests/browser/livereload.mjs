@@ -9,9 +9,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { listenEvents } from '../lib/sse.mjs';
 import { startFolio } from '../lib/folio.mjs';
 import { launchBrowser } from '../lib/browser.mjs';
+import { listen } from '../lib/live.mjs';
+import { runSteps } from '../lib/steps.mjs';
 
 const STEP_MS = 5000;   // every wait for the page to react is bounded by this
 const QUIET_MS = 800;   // how long "nothing happens" is watched for (debounce is 30 ms)
@@ -91,28 +92,6 @@ function makeFixture() {
   w('fragments/chart.html', fragment('chart', 1));
   w('assets/pic.svg', '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n');
   return root;
-}
-
-// ---- a second pair of ears: the event stream as seen from node ---------------------------
-
-function listen(url) {
-  const events = [];
-  const waiters = [];
-  const req = listenEvents(url, (ev) => {
-    events.push({ ...ev, at: Date.now() });
-    waiters.splice(0).forEach((f) => f());
-  });
-  return {
-    events,
-    close: () => req.destroy(),
-    async next(count, ms = STEP_MS) {
-      const t0 = Date.now();
-      while (events.length < count && Date.now() - t0 < ms) {
-        await new Promise((r) => { waiters.push(r); setTimeout(r, 50); });
-      }
-      return events.length >= count;
-    },
-  };
 }
 
 // ---- helpers --------------------------------------------------------------------------------
@@ -400,26 +379,12 @@ step('no console errors or noise from the page', async () => {
   assert(noise.length === 0, `console noise:\n  ${noise.join('\n  ')}`);
 });
 
-let passed = 0, failed = 0;
-try {
-  for (const s of steps) {
-    const t = Date.now();
-    try {
-      await s.fn();
-      passed++;
-      console.log(`ok   ${s.name} (${Date.now() - t} ms)`);
-    } catch (e) {
-      failed++;
-      console.log(`FAIL ${s.name} (${Date.now() - t} ms)\n     ${String(e.message).split('\n').join('\n     ')}`);
-    }
-  }
-  if (netNoise.length) console.log(`(browser network lines while the server was down, allowed: ${netNoise.length})`);
-} finally {
-  ears.close();
-  await browser.close().catch(() => {});
-  try { await folio.stop(); } catch (e) { failed++; console.log(`FAIL final stop: ${e.message}`); }
-  fs.rmSync(root, { recursive: true, force: true });
-}
-if (failed) console.log('folio log tail:\n' + folio.log.slice(-20).join('\n'));
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await runSteps(steps, {
+  folio,
+  finish: async () => {
+    if (netNoise.length) console.log(`(browser network lines while the server was down, allowed: ${netNoise.length})`);
+    ears.close();
+    await browser.close().catch(() => {});
+    try { await folio.stop(); } finally { fs.rmSync(root, { recursive: true, force: true }); }
+  },
+});
