@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "base/config.h"
 
 bool health_default_url(const struct config *c, char *url, size_t url_size, char *err,
                         size_t err_size)

@@ -15,16 +15,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "check.h"
-#include "config.h"
+#include "serve/cache.h"
+#include "check/check.h"
+#include "base/config.h"
 #include "health.h"
-#include "http.h"
-#include "livereload.h"
-#include "mime.h"
-#include "resolve.h"
-#include "routes.h"
-#include "sse.h"
+#include "serve/http.h"
+#include "live/livereload.h"
+#include "serve/mime.h"
+#include "serve/resolve.h"
+#include "serve/routes.h"
+#include "live/sse.h"
 
 extern char **environ;
 

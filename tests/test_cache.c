@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "body.h"
-#include "cache.h"
+#include "base/body.h"
+#include "serve/cache.h"
 
 static const struct file_id v1 = {1, 42, 100, 1000, 1000}, v2 = {1, 42, 100, 2000, 2000};
 

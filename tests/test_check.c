@@ -9,12 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "check_refs.h"
-#include "config.h"
-#include "resolve.h"
-#include "rewrite.h"
-#include "routes.h"
+#include "check/check.h"
+#include "check/check_refs.h"
+#include "base/config.h"
+#include "serve/resolve.h"
+#include "serve/rewrite.h"
+#include "serve/routes.h"
 
 /* The references of @html as "what=url@offset" joined by "|". */
 static void refs_of(const char *html, char *out, size_t size)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "base/config.h"
 
 static void test_defaults(void **state)
 {

@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "connection.h"
+#include "serve/connection.h"
 
 /* Every reason but the dropped line makes the predicate false. */
 static void test_dropped_line_only_when_nothing_else_explains_it(void **state)

@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "deadline.h"
+#include "serve/deadline.h"
 
 /* True when the peer of fd sees the end (EOF or a reset) within ms. */
 static bool peer_ends_within(int peer, int ms)

@@ -3,7 +3,7 @@
 
 #include <stdbool.h>
 
-#include "encoding.h"
+#include "serve/encoding.h"
 
 static const struct {
     const char *header;

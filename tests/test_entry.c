@@ -16,11 +16,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "body.h"
-#include "cache.h"
-#include "entry.h"
-#include "resolve.h"
-#include "routes.h"
+#include "base/body.h"
+#include "serve/cache.h"
+#include "serve/entry.h"
+#include "serve/resolve.h"
+#include "serve/routes.h"
 
 struct fixture {
     char dir[64];

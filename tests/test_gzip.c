@@ -6,8 +6,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "body.h"
-#include "gzip.h"
+#include "base/body.h"
+#include "serve/gzip.h"
 
 static void test_round_trip(void **state)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "html.h"
+#include "base/html.h"
 
 #define S "<script src=\"/__folio/reload.js\"></script>"
 

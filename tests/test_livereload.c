@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "livereload_internal.h"
-#include "routes.h"
-#include "sse.h"
+#include "live/livereload_internal.h"
+#include "serve/routes.h"
+#include "live/sse.h"
 #include "test_helpers.h"
 
 static void test_classify_table(void **state)

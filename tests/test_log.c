@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "serve/log.h"
 
 static struct log_record sample(void)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mime.h"
+#include "serve/mime.h"
 
 static const struct {
     const char *path;

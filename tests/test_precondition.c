@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "precondition.h"
+#include "serve/precondition.h"
 
 #define ETAG "\"1a-2b-3c\""
 #define T 784111777 /* Sun, 06 Nov 1994 08:49:37 GMT */

@@ -1,7 +1,7 @@
 /* range: the Range header against sizes, as a table (RFC 9110 14.1.2). */
 #include "cmocka_prelude.h"
 
-#include "range.h"
+#include "serve/range.h"
 
 static const struct {
     const char *header;

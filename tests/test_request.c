@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "request.h"
+#include "serve/request.h"
 
 #define LEN(s) (sizeof(s) - 1) /* string literals may hold NULs */
 

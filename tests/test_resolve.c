@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "resolve.h"
+#include "serve/resolve.h"
 
 static const struct {
     const char *raw;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewrite.h"
+#include "serve/rewrite.h"
 
 static const struct rewrite_context page = {"/article", 0, NULL, NULL};
 static const struct rewrite_context deep = {"/article", 2, NULL, NULL};

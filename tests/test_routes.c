@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "routes.h"
+#include "base/config.h"
+#include "serve/routes.h"
 
 static char root[64];
 

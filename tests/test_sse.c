@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sse_internal.h"
+#include "live/sse_internal.h"
 #include "test_helpers.h"
 
 /* ---- framing ---- */

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "routes.h"
+#include "serve/routes.h"
 #include "test_helpers.h"
-#include "watch_internal.h"
+#include "live/watch_internal.h"
 
 
 #define MAX_BATCHES 64

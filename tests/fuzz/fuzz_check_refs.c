@@ -11,7 +11,7 @@
  */
 #include "fuzz.h"
 
-#include "check_refs.h"
+#include "check/check_refs.h"
 
 /* Extracts @doc's references into @d. */
 static void extract(const char *doc, size_t len, bool css, struct check_doc *d)

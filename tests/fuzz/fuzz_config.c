@@ -14,7 +14,7 @@
 
 #include <ctype.h>
 
-#include "config.h"
+#include "base/config.h"
 
 #define INIH_MAX_LINE 200
 

@@ -16,7 +16,7 @@
 
 #include <strings.h>
 
-#include "encoding.h"
+#include "serve/encoding.h"
 
 static bool accepts_with(const char *before, const char *h, const char *after)
 {

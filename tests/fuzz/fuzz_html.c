@@ -10,7 +10,7 @@
 
 #include <strings.h>
 
-#include "html.h"
+#include "base/html.h"
 
 static const char snippet[] = "<script src=\"/__folio/reload.js\" defer></script>";
 

@@ -14,7 +14,7 @@
  */
 #include "fuzz.h"
 
-#include "log.h"
+#include "serve/log.h"
 
 static const size_t buffer_sizes[] = {512, 513, 600, 1024, 4096, 8192};
 

@@ -20,7 +20,7 @@
  */
 #include "fuzz.h"
 
-#include "precondition.h"
+#include "serve/precondition.h"
 
 #define MAX_TIME 253402300799LL /* 9999-12-31T23:59:59Z */
 

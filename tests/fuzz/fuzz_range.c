@@ -10,7 +10,7 @@
 
 #include <inttypes.h>
 
-#include "range.h"
+#include "serve/range.h"
 
 static const uint64_t sizes[] = {
     0, 1, 2, 10, 499, 500, 1000, 10000, 1u << 20, UINT64_MAX / 10, UINT64_MAX - 1, UINT64_MAX,

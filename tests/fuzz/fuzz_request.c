@@ -20,7 +20,7 @@
  */
 #include "fuzz.h"
 
-#include "request.h"
+#include "serve/request.h"
 
 static bool is_pchar_or_escape(unsigned char c)
 {

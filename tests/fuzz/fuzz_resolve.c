@@ -8,7 +8,7 @@
  */
 #include "fuzz.h"
 
-#include "resolve.h"
+#include "serve/resolve.h"
 
 static bool has_dot_segment_raw(const char *p, size_t len)
 {

@@ -9,7 +9,7 @@
  */
 #include "fuzz.h"
 
-#include "rewrite.h"
+#include "serve/rewrite.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,7 +10,7 @@
  */
 #include "fuzz.h"
 
-#include "sse.h"
+#include "live/sse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "body.h"
+#include "base/body.h"
 #include "cache.h"
 #include "gzip.h"
-#include "html.h"
-#include "livereload.h"
+#include "base/html.h"
+#include "live/livereload.h"
 #include "mime.h"
 #include "resolve.h"
 #include "rewrite.h"

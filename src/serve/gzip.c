@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <zlib.h>
 
-#include "body.h"
+#include "base/body.h"
 
 struct body *gzip_compress(const void *data, size_t len, int level)
 {

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "entry.h"
+#include "serve/entry.h"
 #include "check_live.h"
-#include "routes.h"
+#include "serve/routes.h"
 #include "sse.h"
 
 struct livereload {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "body.h"
+#include "base/body.h"
 
 /* What malloc keeps beside each block (glibc: a size word, 16-byte rounding). */
 #define MALLOC_OVERHEAD 16

@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "check_refs.h"
-#include "config.h"
-#include "html.h"
-#include "resolve.h"
-#include "rewrite.h"
-#include "routes.h"
+#include "base/config.h"
+#include "base/html.h"
+#include "serve/resolve.h"
+#include "serve/rewrite.h"
+#include "serve/routes.h"
 
 enum check_type { CHECK_OTHER, CHECK_HTML, CHECK_CSS };
 

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "css.h"
-#include "html.h"
+#include "base/css.h"
+#include "base/html.h"
 
 /* A growing output buffer; once an allocation fails it stays failed. */
 struct out {

@@ -17,14 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "body.h"
+#include "base/body.h"
 #include "cache.h"
 #include "deadline.h"
-#include "config.h"
+#include "base/config.h"
 #include "connection.h"
 #include "encoding.h"
 #include "entry.h"
-#include "livereload.h"
+#include "live/livereload.h"
 #include "log.h"
 #include "precondition.h"
 #include "range.h"
@@ -32,7 +32,7 @@
 #include "resolve.h"
 #include "rewrite.h"
 #include "routes.h"
-#include "sse.h"
+#include "live/sse.h"
 
 #ifndef FOLIO_VERSION
 #define FOLIO_VERSION "unknown"

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "base/config.h"
 
 static int longest_prefix_first(const void *a, const void *b)
 {

@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "rewrite.h"
+#include "serve/rewrite.h"
 
 #include <ctype.h>
 #include <errno.h>

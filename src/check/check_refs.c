@@ -6,8 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "css.h"
-#include "html.h"
+#include "base/css.h"
+#include "base/html.h"
 
 /* Appends one reference (taking ownership of @url, freed on failure). */
 static bool check_add_ref(struct check_doc *d, char *url, size_t offset, const char *what,

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "routes.h"
+#include "serve/routes.h"
 
 /* IN_ATTRIB: `touch` changes the mtime and so the ETag; authors touch a file
  * to force a reload. IN_EXCL_UNLINK: no events for files already unlinked. */

@@ -10,8 +10,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "routes.h"
+#include "check/check.h"
+#include "serve/routes.h"
 #include "sse.h"
 
 /* What the browsers were last told about one file: a non-empty list. */

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "log.h"
+#include "serve/log.h"
 
 struct config_route {
     char *prefix; /* URL prefix, starts and ends with "/" */
