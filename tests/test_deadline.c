@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "serve/deadline.h"
 
 /* True when the peer of fd sees the end (EOF or a reset) within ms. */
@@ -28,7 +29,7 @@ static void test_past_its_deadline_is_shut_down(void **state)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, late), 0);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, none), 0);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, moved), 0);
-    int64_t now = deadline_now_ms();
+    int64_t now = clock_now_ms();
     struct deadline_entry *a = deadline_add(w, late[0], now + 50);
     struct deadline_entry *b = deadline_add(w, none[0], 0);
     struct deadline_entry *c = deadline_add(w, moved[0], now + 50);

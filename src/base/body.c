@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "io.h"
+
 /* A new body of len bytes; see body.h. */
 struct body *body_create(size_t len)
 {
@@ -32,23 +34,6 @@ struct body *body_from(const void *bytes, size_t len)
     return b;
 }
 
-/* Writes all of b's bytes to fd; false on any error. */
-static bool write_all(int fd, const unsigned char *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return true;
-}
-
 /* The bytes of b in a sealed memfd: sealed, so no one (us included) can
  * change what responses in flight are sending. */
 struct body *body_to_memfd(const struct body *b)
@@ -58,7 +43,7 @@ struct body *body_to_memfd(const struct body *b)
         return NULL;
     }
     struct body *out = body_create(0);
-    if (!out || !write_all(fd, b->data, b->len) ||
+    if (!out || !io_write_all(fd, b->data, b->len) ||
         fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
         free(out);
         close(fd);

@@ -10,6 +10,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include "base/clock.h"
+
 /* At most this much of what a refused client sent on is read and dropped
  * before the close: enough for a pipelined request or two. */
 #define DRAIN_MAX (64u << 10)
@@ -86,7 +88,7 @@ struct connection *connection_open(struct deadline_watch *w, int fd, int64_t hea
         return NULL;
     }
     *c = (struct connection){.deadline = deadline_add(w, fd, header_deadline_ms), .fd = fd,
-                             .waiting_since_ms = deadline_now_ms(), .refusals_at_wait = refusals.noted};
+                             .waiting_since_ms = clock_now_ms(), .refusals_at_wait = refusals.noted};
     return c;
 }
 
@@ -103,7 +105,7 @@ void connection_request_started(struct connection *c)
 void connection_request_done(struct connection *c, bool kept_alive)
 {
     if (c) {
-        c->waiting_since_ms = kept_alive ? deadline_now_ms() : -1;
+        c->waiting_since_ms = kept_alive ? clock_now_ms() : -1;
         c->refusals_at_wait = refusals.noted;
     }
 }

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "base/clock.h"
+
 struct deadline_entry {
     struct deadline_entry *prev, *next;
     int fd;
@@ -23,13 +25,6 @@ struct deadline_watch {
     struct deadline_entry *head;
     atomic_uint_fast64_t expired;
 };
-
-int64_t deadline_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Shuts down every socket past its deadline, once each. Holds the lock. */
 static void expire(struct deadline_watch *w, int64_t now)
@@ -55,7 +50,7 @@ static void *watch_main(void *arg)
     struct deadline_watch *w = arg;
     pthread_mutex_lock(&w->lock);
     while (!w->stopping) {
-        expire(w, deadline_now_ms());
+        expire(w, clock_now_ms());
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += (long)w->tick_ms * 1000000L;

@@ -42,7 +42,6 @@ void deadline_remove(struct deadline_watch *w, struct deadline_entry *e);
 /* How many sockets the watcher has shut down so far. */
 uint64_t deadline_expired(const struct deadline_watch *w);
 
-/* CLOCK_MONOTONIC in milliseconds, the clock of every deadline. */
-int64_t deadline_now_ms(void);
+/* Every deadline is on clock_now_ms() (base/clock.h). */
 
 #endif

@@ -19,6 +19,7 @@
 
 #include "base/body.h"
 #include "cache.h"
+#include "base/clock.h"
 #include "deadline.h"
 #include "base/config.h"
 #include "connection.h"
@@ -112,7 +113,7 @@ static void note_last_on_connection(struct request *req, struct MHD_Response *re
 static void expect_headers(const struct http_server *s, struct MHD_Connection *conn)
 {
     deadline_set(connection_deadline(conn),
-                 deadline_now_ms() + (int64_t)s->ctx.config->header_timeout * 1000);
+                 clock_now_ms() + (int64_t)s->ctx.config->header_timeout * 1000);
 }
 
 /* A response of bytes is going out: it gets --header-timeout plus the time
@@ -128,7 +129,7 @@ static void expect_sending(const struct http_server *s, struct MHD_Connection *c
         allowed += (int64_t)(bytes / c->send_rate) * 1000;
     }
     bool stream = type && strncmp(type, "text/event-stream", 17) == 0;
-    deadline_set(connection_deadline(conn), stream || !c->send_rate ? 0 : deadline_now_ms() + allowed);
+    deadline_set(connection_deadline(conn), stream || !c->send_rate ? 0 : clock_now_ms() + allowed);
 }
 
 /* Queues resp (NULL: out of memory, the connection is closed) with nosniff, records
@@ -1230,7 +1231,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         *socket_context = fd ? connection_open(s->deadlines, fd->connect_fd,
-                                               deadline_now_ms() + (int64_t)s->ctx.config->header_timeout * 1000)
+                                               clock_now_ms() + (int64_t)s->ctx.config->header_timeout * 1000)
                              : NULL;
         return;
     }
@@ -1238,7 +1239,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     *socket_context = NULL;
     bool dropped = c && deadline_was_expired(c->deadline);
     unsigned status = dropped ? 0 : connection_take_line_refusal(c);
-    bool unread = c && connection_dropped_line(c, deadline_now_ms(), s->ctx.config->timeout,
+    bool unread = c && connection_dropped_line(c, clock_now_ms(), s->ctx.config->timeout,
                                                connection_peer_state(c->fd), dropped);
     size_t answered = unread ? answer_dropped_line(c) : 0;
     if (answered) {

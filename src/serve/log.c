@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/io.h"
+
 bool log_format_parse(const char *name, enum log_format *out)
 {
     static const char *const names[] = {"common", "combined", "json"};
@@ -180,22 +182,6 @@ static struct {
 static pthread_once_t writer_once = PTHREAD_ONCE_INIT;
 static atomic_uint_fast64_t dropped_total;
 
-/* Writes all of buf to fd, blocking; false when fd refuses it for good. */
-static bool write_all(int fd, const char *buf, size_t len)
-{
-    for (size_t off = 0; off < len;) {
-        ssize_t n = write(fd, buf + off, len - off);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        off += (size_t)n;
-    }
-    return true;
-}
-
 /* The writer thread: takes what the ring holds, writes it to stdout outside
  * the lock (blocking there is its job), for as long as the process lives. */
 static void *writer_main(void *unused)
@@ -216,13 +202,13 @@ static void *writer_main(void *unused)
         uint64_t dropped = ring.dropped - ring.reported;
         ring.reported = ring.dropped;
         pthread_mutex_unlock(&ring.lock);
-        write_all(STDOUT_FILENO, chunk, n); /* a closed log never stops the server */
+        io_write_all(STDOUT_FILENO, chunk, n); /* a closed log never stops the server */
         if (dropped > 0) {
             char note[96];
             int k = snprintf(note, sizeof(note),
                              "folio: access log fell behind: %llu lines dropped\n",
                              (unsigned long long)dropped);
-            write_all(STDERR_FILENO, note, (size_t)k);
+            io_write_all(STDERR_FILENO, note, (size_t)k);
         }
         pthread_mutex_lock(&ring.lock);
         ring.writing = false;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 
 static int longest_prefix_first(const void *a, const void *b)
@@ -110,14 +111,6 @@ void routes_close(struct routes *r)
 
 static pthread_mutex_t reopen_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* CLOCK_MONOTONIC in milliseconds. */
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Compares the folder at r->configured with the one r->dir_fd holds and
  * re-opens it in place when they differ. Serialised: one re-open at a time. */
 static enum route_state look_again(struct route *r)
@@ -158,7 +151,7 @@ enum route_state routes_check(const struct route *route, bool missed)
     /* The route's memory is the array routes_open allocated, never const
      * itself: the atomics are the only fields written after start-up. */
     struct route *r = (struct route *)route;
-    int64_t now = monotonic_ms();
+    int64_t now = clock_now_ms();
     int64_t last = atomic_load(&r->checked_ms);
     if (!missed && (now - last < CHECK_INTERVAL_MS ||
                     !atomic_compare_exchange_strong(&r->checked_ms, &last, now))) {
