@@ -21,6 +21,7 @@
 #include "health.h"
 #include "serve/http.h"
 #include "live/livereload.h"
+#include "live/preview.h"
 #include "serve/mime.h"
 #include "serve/resolve.h"
 #include "serve/routes.h"
@@ -36,11 +37,6 @@ static void invalidate_path(void *cache, const char *path)
 static void invalidate_all(void *cache)
 {
     cache_clear(cache);
-}
-
-static size_t files_watched(void *lr)
-{
-    return livereload_watch_count(lr);
 }
 
 /* threads = 0 means one per CPU. */
@@ -257,13 +253,12 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    struct preview preview;
     struct http_context ctx = {
         .config = &config,
         .routes = &routes,
         .cache = cache,
-        .hub = hub,
-        .files_watched = lr ? files_watched : NULL,
-        .watch = lr,
+        .live = preview_hook(&preview, hub, lr, config.event_stream_limit),
     };
     struct http_server *server = http_server_start(&ctx, err, sizeof(err));
     int status = 1;

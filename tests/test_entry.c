@@ -18,7 +18,9 @@
 
 #include "base/body.h"
 #include "serve/cache.h"
+#include "live/livereload.h"
 #include "serve/entry.h"
+#include "serve/live_hook.h"
 #include "serve/resolve.h"
 #include "serve/routes.h"
 
@@ -157,6 +159,14 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Looks rel up for facts f; the fd is opened the way http.c opens it. */
+/* The live-reload client as preview hands it to serving (live/preview.c). */
+static void client_tag(void *ctx, size_t depth, char *out, size_t size)
+{
+    livereload_client_tag(depth, out, size);
+}
+
+static const struct serve_live_hook live = {.script_tag = client_tag};
+
 static bool lookup(const struct fixture *fx, const struct entry_server *s, const char *rel,
                    const struct entry_facts *f, struct entry_rep *rep)
 {
@@ -170,7 +180,7 @@ static bool lookup(const struct fixture *fx, const struct entry_server *s, const
 static void check_combination(struct fixture *fx, int gzip, int prefix, int inject, int sidecar,
                               int small, int range)
 {
-    struct entry_server s = {.cache = fx->cache, .live_reload = inject, .gzip_level = 6};
+    struct entry_server s = {.cache = fx->cache, .live = inject ? &live : NULL, .gzip_level = 6};
     char rel[64];
     snprintf(rel, sizeof(rel), "%s%s.html", sidecar ? "side-" : "", small ? "small" : "big");
     struct entry_facts f = {
@@ -235,7 +245,7 @@ static void test_every_combination(void **state)
 static void test_etags_tell_representations_apart(void **state)
 {
     struct fixture *fx = *state;
-    struct entry_server s = {.cache = fx->cache, .live_reload = true, .gzip_level = 6};
+    struct entry_server s = {.cache = fx->cache, .live = &live, .gzip_level = 6};
     const struct entry_facts facts[] = {
         {.target = "/a.html"},
         {.accepts_gzip = true, .target = "/a.html"},
@@ -261,7 +271,7 @@ static void test_not_document_gets_no_client(void **state)
 {
     /* A fragment fetched by script: never the live-reload client. */
     struct fixture *fx = *state;
-    struct entry_server s = {.cache = fx->cache, .live_reload = true, .gzip_level = 6};
+    struct entry_server s = {.cache = fx->cache, .live = &live, .gzip_level = 6};
     struct entry_facts f = {.document = false, .target = "/small.html"};
     struct entry_rep rep;
     assert_true(lookup(fx, &s, "small.html", &f, &rep));
@@ -300,7 +310,7 @@ static void test_custom_404_is_a_page_like_any(void **state)
     struct fixture *fx = *state;
     put_file(fx, "404.html", "<!doctype html><head><title>Lost</title></head><a href=/assets/a.png>a</a>",
              strlen("<!doctype html><head><title>Lost</title></head><a href=/assets/a.png>a</a>"), 1000000);
-    struct entry_server s = {.cache = fx->cache, .live_reload = true, .gzip_level = 6};
+    struct entry_server s = {.cache = fx->cache, .live = &live, .gzip_level = 6};
     struct entry_facts f = {.accepts_gzip = true, .has_range = true, .document = true,
                             .prefix = "/article", .target = "/deep/er/missing.html"};
     for (int round = 0; round < 2; round++) {

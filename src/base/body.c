@@ -18,6 +18,7 @@ struct body *body_create(size_t len)
         atomic_init(&b->refs, 1);
         b->len = len;
         b->fd = -1;
+        b->attached = NULL;
         b->on_free = NULL;
         b->weight = 0;
     }
@@ -66,7 +67,7 @@ void body_unref(struct body *b)
 {
     if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
         if (b->on_free) {
-            b->on_free(b->data);
+            b->on_free(b->attached);
         }
         if (b->fd >= 0) {
             close(b->fd);

@@ -20,9 +20,11 @@ struct body {
     atomic_size_t refs;
     size_t len;
     int fd; /* -1: the bytes are in data; else a sealed memfd, closed with the last reference */
-    /* Called with data when the last reference goes, before the bytes do:
-     * for a body whose bytes hold other things (a ready response). NULL: none. */
-    void (*on_free)(void *data);
+    /* What else the body keeps alive (a ready response, serve/ready.c),
+     * owned: on_free(attached) runs when the last reference goes, before
+     * the bytes do. Both NULL: nothing. Set before the body is shared. */
+    void *attached;
+    void (*on_free)(void *attached);
     size_t weight; /* bytes it keeps alive elsewhere, for the cache's count (0) */
     unsigned char data[];
 };

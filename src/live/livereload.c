@@ -10,6 +10,7 @@
 
 #include "serve/entry.h"
 #include "check_live.h"
+#include "serve/request.h"
 #include "serve/routes.h"
 #include "sse.h"
 
@@ -187,10 +188,13 @@ oom:
 
 size_t livereload_script_tag(const char *target, char *out, size_t size)
 {
-    size_t depth = 0;
-    for (const char *p = target + (*target == '/'); *p && *p != '?' && *p != '#'; p++) {
-        depth += *p == '/';
-    }
+    size_t depth = request_depth(target);
+    livereload_client_tag(depth, out, size);
+    return depth;
+}
+
+void livereload_client_tag(size_t depth, char *out, size_t size)
+{
     size_t n = (size_t)snprintf(out, size, "<script src=\"");
     for (size_t i = 0; i < depth && n < size; i++) {
         n += (size_t)snprintf(out + n, size - n, "../");
@@ -198,7 +202,6 @@ size_t livereload_script_tag(const char *target, char *out, size_t size)
     if (n < size) {
         snprintf(out + n, size - n, "__folio/reload.js\" defer></script>");
     }
-    return depth;
 }
 
 /* Watcher thread: invalidate first, then tell the browsers. */

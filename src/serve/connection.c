@@ -10,7 +10,15 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <stdio.h>
+#include <time.h>
+
 #include "base/clock.h"
+#include "base/config.h"
+#include "log.h"
+#include "precondition.h"
+#include "request.h"
+#include "response.h"
 
 /* At most this much of what a refused client sent on is read and dropped
  * before the close: enough for a pipelined request or two. */
@@ -167,4 +175,127 @@ void connection_close(struct deadline_watch *w, struct connection *c)
     deadline_remove(w, c->deadline);
     shutdown(c->fd, SHUT_WR);
     free(c);
+}
+
+/* See connection.h. */
+void connection_daemon_init(struct connection_daemon *d, struct deadline_watch *deadlines,
+                            const struct config *config)
+{
+    d->deadlines = deadlines;
+    d->config = config;
+    d->start_error[0] = '\0';
+    pthread_mutex_init(&d->start_lock, NULL);
+    d->starting = true;
+}
+
+/* See connection.h. */
+void connection_daemon_started(struct connection_daemon *d)
+{
+    pthread_mutex_lock(&d->start_lock);
+    d->starting = false;
+    pthread_mutex_unlock(&d->start_lock);
+}
+
+/* See connection.h. */
+void connection_daemon_finish(struct connection_daemon *d)
+{
+    pthread_mutex_destroy(&d->start_lock);
+}
+
+/* See connection.h. */
+struct connection *connection_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+/* See connection.h. */
+void connection_set_deadline(struct MHD_Connection *conn, int64_t deadline_ms)
+{
+    struct connection *c = connection_of(conn);
+    deadline_set(c ? c->deadline : NULL, deadline_ms);
+}
+
+/* See connection.h. */
+void connection_expect_headers(const struct connection_daemon *d, struct MHD_Connection *conn)
+{
+    connection_set_deadline(conn, clock_now_ms() + (int64_t)d->config->header_timeout * 1000);
+}
+
+/* See connection.h. */
+bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool last_on_connection,
+                           const char *protocol, enum MHD_RequestTerminationCode why)
+{
+    return why == MHD_REQUEST_TERMINATED_COMPLETED_OK && status && !last_on_connection &&
+           strcmp(protocol, MHD_HTTP_VERSION_1_1) == 0 &&
+           !request_lists_token(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONNECTION),
+                                "close");
+}
+
+/* Answers 400 on c's socket for a request line libmicrohttpd dropped, as
+ * respond_error would have; the body's length when it all went out, else 0. */
+static size_t answer_dropped_line(const struct connection *c)
+{
+    char page[RESPONSE_PAGE_MAX], date[30], response[RESPONSE_PAGE_MAX + 512];
+    size_t len = response_error_page(400, "", page, sizeof(page));
+    precondition_date_format(time(NULL), date);
+    int n = snprintf(response, sizeof(response),
+                     "HTTP/1.1 400 Bad Request\r\nDate: %s\r\nConnection: close\r\n"
+                     "Content-Type: text/html; charset=utf-8\r\nCache-Control: no-store\r\n"
+                     "X-Content-Type-Options: nosniff\r\nContent-Length: %zu\r\n\r\n%s",
+                     date, len, page);
+    bool sent = n > 0 && (size_t)n < sizeof(response) && connection_answer(c->fd, response, (size_t)n);
+    return sent ? len : 0;
+}
+
+/* See connection.h. */
+void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct connection_daemon *d = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = fd ? connection_open(d->deadlines, fd->connect_fd,
+                                               clock_now_ms() + (int64_t)d->config->header_timeout * 1000)
+                             : NULL;
+        return;
+    }
+    struct connection *c = *socket_context;
+    *socket_context = NULL;
+    bool dropped = c && deadline_was_expired(c->deadline);
+    unsigned status = dropped ? 0 : connection_take_line_refusal(c);
+    bool unread = c && connection_dropped_line(c, clock_now_ms(), d->config->timeout,
+                                               connection_peer_state(c->fd), dropped);
+    size_t answered = unread ? answer_dropped_line(c) : 0;
+    if (answered) {
+        status = 400;
+    }
+    connection_close(d->deadlines, c); /* before MHD closes the socket */
+    if (!status && !dropped && !unread) {
+        return;
+    }
+    struct log_record rec = {.status = status, .bytes = answered};
+    if (!d->config->quiet) {
+        clock_gettime(CLOCK_REALTIME, &rec.time);
+        log_request_line(conn, d->config, &rec, false);
+    }
+}
+
+/* See connection.h. */
+void connection_on_mhd_message(void *cls, const char *fmt, va_list ap)
+{
+    /* MHD's refusals are worth an access-log line (see connection_note_refusal). */
+    static const char refusal[] = "Error processing request (HTTP response code is %u";
+    if (strncmp(fmt, refusal, sizeof(refusal) - 1) == 0) {
+        va_list copy;
+        va_copy(copy, ap);
+        connection_note_refusal(va_arg(copy, unsigned));
+        va_end(copy);
+    }
+    struct connection_daemon *d = cls;
+    pthread_mutex_lock(&d->start_lock);
+    if (d->starting) {
+        vsnprintf(d->start_error, sizeof(d->start_error), fmt, ap);
+    }
+    pthread_mutex_unlock(&d->start_lock);
 }

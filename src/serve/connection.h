@@ -20,11 +20,16 @@
 #ifndef FOLIO_CONNECTION_H
 #define FOLIO_CONNECTION_H
 
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "deadline.h"
+
+struct config;
 
 struct connection {
     struct deadline_entry *deadline; /* owned; NULL when out of memory */
@@ -88,5 +93,62 @@ bool connection_answer(int fd, const char *response, size_t len);
  * deadline and shuts the socket's write side (a FIN after the last byte, as
  * libmicrohttpd does without MHD_USE_TURBO). Accepts NULL. */
 void connection_close(struct deadline_watch *w, struct connection *c);
+
+/* ---- libmicrohttpd's side: its connection and logger callbacks ---- */
+
+/* What the callbacks below share, for the daemon's life: the context of
+ * MHD_OPTION_NOTIFY_CONNECTION and MHD_OPTION_EXTERNAL_LOGGER. */
+struct connection_daemon {
+    struct deadline_watch *deadlines; /* slow clients: see deadline.h */
+    const struct config *config;      /* header_timeout, timeout, quiet: read when used */
+    pthread_mutex_t start_lock;       /* guards the two below */
+    bool starting;                    /* MHD's messages are kept only while it starts */
+    char start_error[256];
+};
+
+/* Readies d for a daemon about to start (its messages kept from now on). */
+void connection_daemon_init(struct connection_daemon *d, struct deadline_watch *deadlines,
+                            const struct config *config);
+
+/* The daemon started, or failed to: its messages are kept no longer. */
+void connection_daemon_started(struct connection_daemon *d);
+
+/* Releases what init took. */
+void connection_daemon_finish(struct connection_daemon *d);
+
+/* folio's record of conn (its socket context), or NULL. */
+struct connection *connection_of(struct MHD_Connection *conn);
+
+/* Moves conn's deadline to deadline_ms on the monotonic clock (0: none). */
+void connection_set_deadline(struct MHD_Connection *conn, int64_t deadline_ms);
+
+/* From now on conn waits for a request's line and headers: all of them
+ * within --header-timeout, however slowly they trickle in (nginx's
+ * client_header_timeout), whatever the idle timeout says. */
+void connection_expect_headers(const struct connection_daemon *d, struct MHD_Connection *conn);
+
+/* Whether libmicrohttpd 0.9.75 reads another request on conn after one
+ * that ended for why: its keepalive_possible() for what folio sends. A
+ * response of ours (status not 0) that did not end the connection
+ * (last_on_connection), to an HTTP/1.1 request (protocol) that did not ask
+ * for the end; HTTP/1.0 keep-alive counts as not kept (a wrong guess then
+ * means a silent close, never a stray 400 after a response). */
+bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool last_on_connection,
+                           const char *protocol, enum MHD_RequestTerminationCode why);
+
+/* MHD_OPTION_NOTIFY_CONNECTION (cls: a connection_daemon). A connection
+ * opens: it gets its record and header deadline. It closes: a request line
+ * libmicrohttpd dropped is answered here; that, a refusal of a line it
+ * could not read (414, a bad version), or a deadline that ended it before
+ * its request line was whole had no request of ours, so each is logged. */
+void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code);
+
+/* MHD_OPTION_EXTERNAL_LOGGER (cls: a connection_daemon): notes MHD's
+ * refusals (connection_note_refusal) and keeps its last word while the
+ * daemon starts, for the start-up error. At run time MHD speaks of clients
+ * that misbehave, which is not worth a line on stderr each. Its worker
+ * threads call this at once: the lock keeps them off the buffer. */
+void connection_on_mhd_message(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 #endif

@@ -13,8 +13,9 @@
 #include "cache.h"
 #include "gzip.h"
 #include "base/html.h"
-#include "live/livereload.h"
+#include "live_hook.h"
 #include "mime.h"
+#include "request.h"
 #include "resolve.h"
 #include "rewrite.h"
 #include "routes.h"
@@ -44,6 +45,10 @@
 #define VARIANT_MIME "mime"
 #define VARIANT_IDENTITY "identity"
 #define VARIANT_GZIP "gzip"
+/* Whole responses (ready.c): "r:<gzip>" for a file no transform can touch,
+ * "r:<gzip>:<document>:<depth>:<prefix>" where one may; "n" for 404.html. */
+#define VARIANT_RESPONSE "r"
+#define VARIANT_NOT_FOUND "n"
 
 /* What a page or stylesheet needs before it is sent: the proxy prefix put
  * into its references (rewrite.c) and, for pages, the live-reload client. */
@@ -286,12 +291,15 @@ static bool plan_transform(const struct lookup *l, const struct route *route,
     bool html = strncmp(l->rep->type, "text/html", 9) == 0;
     bool css = strncmp(l->rep->type, "text/css", 8) == 0;
     bool page = html && f->document;
-    bool inject = l->s->live_reload && page;
+    bool inject = l->s->live && page;
     bool rewrite = f->prefix && (html || css);
     if (!inject && !rewrite) {
         return false;
     }
-    size_t depth = livereload_script_tag(f->target, snippet, snippet_size); /* a "../" per folder */
+    size_t depth = request_depth(f->target); /* the client's src and references: a "../" per folder */
+    if (inject) {
+        l->s->live->script_tag(l->s->live->ctx, depth, snippet, snippet_size);
+    }
     *t = (struct transform){
         .snippet = inject ? snippet : NULL,
         .css = css,
@@ -456,6 +464,30 @@ bool entry_not_found(const struct entry_server *s, const struct route *root,
     facts.accepts_gzip = false;
     facts.has_range = false;
     return entry_represent(s, root, "404.html", fd, &st, &facts, rep);
+}
+
+/* See entry.h. */
+bool entry_response_variant(const struct entry_server *s, const struct entry_facts *f, bool not_found,
+                            char *out, size_t size)
+{
+    if (not_found) {
+        if (s->live || f->prefix || size < sizeof(VARIANT_NOT_FOUND)) {
+            return false;
+        }
+        memcpy(out, VARIANT_NOT_FOUND, sizeof(VARIANT_NOT_FOUND));
+        return true;
+    }
+    if (!s->live && !f->prefix) { /* the hot path of production: no snprintf */
+        if (size < 4) {
+            return false;
+        }
+        memcpy(out, VARIANT_RESPONSE ":0", 4);
+        out[2] += f->accepts_gzip;
+        return true;
+    }
+    int n = snprintf(out, size, VARIANT_RESPONSE ":%d:%d:%zu:%s", f->accepts_gzip, f->document,
+                     request_depth(f->target), f->prefix ? f->prefix : "");
+    return n > 0 && (size_t)n < size;
 }
 
 /* See entry.h. */

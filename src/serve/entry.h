@@ -7,7 +7,8 @@
  * Accept-Encoding, its strong ETag, its size, gzip or not, and its bytes,
  * either in memory or as a descriptor to sendfile from.
  *
- * This module owns every decision between the two: the variant keys and the
+ * This module owns every decision between the two: the variant names (of
+ * the derived bodies here and of the whole responses ready.c keeps) and the
  * ETag format (one place each), gzip sidecars ("name.gz", used when at least
  * as new), the transforms (the proxy prefix put into references, rewrite.c;
  * the live-reload client put into pages, html.c), the small-file copy, and
@@ -34,11 +35,12 @@
 
 struct body;
 struct route;
+struct serve_live_hook;
 
 /* What is fixed for the server's life. */
 struct entry_server {
     struct cache *cache;
-    bool live_reload; /* pages get the live-reload client */
+    const struct serve_live_hook *live; /* pages get the live-reload client; NULL: none */
     int gzip_level;
     /* Whether an absolute path is the article's (rewrite.h); NULL: all are. */
     bool (*is_ours)(void *arg, const char *path, size_t len);
@@ -82,6 +84,17 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
  * False when there is none (or it is not a regular file). */
 bool entry_not_found(const struct entry_server *s, const struct route *root,
                      const struct entry_facts *f, struct entry_rep *rep);
+
+/* The variant a whole response made for a client with facts f is kept
+ * under (ready.h), beside the file's derived bodies: every fact its bytes
+ * and headers depend on, and nothing else. The target counts by its depth
+ * alone (pages and stylesheets refer by "../"), and only where a transform
+ * may apply (live reload, a prefix), so a plain file has one entry however
+ * its address is spelled. not_found: the article's 404 page, which has one
+ * only when it is the same for every address (no client, no prefix). False
+ * when there is none or it does not fit in size. */
+bool entry_response_variant(const struct entry_server *s, const struct entry_facts *f, bool not_found,
+                            char *out, size_t size);
 
 /* Closes and drops what rep still holds; accepts a released rep. */
 void entry_rep_release(struct entry_rep *rep);

@@ -7,10 +7,15 @@
  * conditionals and ranges (precondition.c, range.c), writes the headers, and
  * writes one access-log line when the request completes (log.c).
  *
+ * Its parts: admission.c (may the head be served at all), target.c (from
+ * target to answer), ready.c (whole responses kept), respond.c and
+ * response.c (queueing, headers, error pages), connection.c and log.c
+ * (libmicrohttpd's connection and logger callbacks, the access log).
+ *
  * The daemon runs a pool of epoll threads with suspend/resume (for the event
- * streams of sse.c), so every handler runs on one of those threads: all state
- * shared between requests is in the context, and each of its parts documents
- * its own thread-safety. The context must outlive the server.
+ * streams live reload may add through its hook), so every handler runs on
+ * one of those threads: all state shared between requests is in the
+ * context, and each of its parts documents its own thread-safety. The context must outlive the server.
  */
 #ifndef FOLIO_HTTP_H
 #define FOLIO_HTTP_H
@@ -21,15 +26,13 @@
 struct cache;
 struct config;
 struct routes;
-struct sse_hub;
+struct serve_live_hook;
 
 struct http_context {
     const struct config *config;
     const struct routes *routes;
     struct cache *cache;
-    struct sse_hub *hub;             /* NULL when live reload is off */
-    size_t (*files_watched)(void *); /* for /__folio/health; may be NULL */
-    void *watch;
+    const struct serve_live_hook *live; /* live reload (live_hook.h); NULL when it is off */
 };
 
 struct http_server;

@@ -9,6 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "base/config.h"
 #include "base/io.h"
 
 bool log_format_parse(const char *name, enum log_format *out)
@@ -103,6 +109,15 @@ static void put_escaped(struct line *l, const char *s, bool json, size_t reserve
             put(l, json ? "\\u%04x" : "\\x%02X", *p);
         }
     }
+}
+
+/* See log.h: the text formats' escaping, for a line of stderr. */
+size_t log_escape(const char *s, char *buf, size_t size)
+{
+    struct line l = {buf, 0, size};
+    buf[0] = '\0';
+    put_escaped(&l, s, false, 0);
+    return l.len;
 }
 
 size_t log_format_line(enum log_format format, const struct log_record *r, char *buf, size_t size)
@@ -271,4 +286,45 @@ bool log_flush(unsigned timeout_ms)
 uint64_t log_dropped(void)
 {
     return atomic_load(&dropped_total);
+}
+
+/* The client's address for the log: the proxy's word when trusted, else the peer's. */
+static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *out, size_t size)
+{
+    const char *forwarded = trust_proxy
+        ? MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-For") : NULL;
+    if (forwarded) {
+        /* The rightmost entry is the one our proxy added; the rest is the client's word. */
+        const char *last = strrchr(forwarded, ',');
+        last = last ? last + 1 : forwarded;
+        while (*last == ' ') {
+            last++;
+        }
+        snprintf(out, size, "%.*s", (int)strcspn(last, " "), last);
+        return;
+    }
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = info ? info->client_addr : NULL;
+    snprintf(out, size, "-");
+    if (sa && sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out, (socklen_t)size);
+    } else if (sa && sa->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out, (socklen_t)size);
+    }
+}
+
+/* See log.h. */
+void log_request_line(struct MHD_Connection *conn, const struct config *config,
+                      const struct log_record *r, bool fields)
+{
+    char remote[INET6_ADDRSTRLEN + 64];
+    client_address(conn, fields && config->trust_proxy, remote, sizeof(remote));
+    struct log_record rec = *r;
+    rec.remote = remote;
+    if (fields) {
+        rec.referer = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Referer");
+        rec.user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent");
+    }
+    log_write(config->log_format, &rec);
 }

@@ -17,6 +17,9 @@
 #include <stdint.h>
 #include <time.h>
 
+struct MHD_Connection;
+struct config;
+
 enum log_format {
     LOG_FORMAT_COMMON,
     LOG_FORMAT_COMBINED,
@@ -40,8 +43,22 @@ bool log_format_parse(const char *name, enum log_format *out);
  * fit). Pure; returns the line's length. size must be at least 512. */
 size_t log_format_line(enum log_format format, const struct log_record *r, char *buf, size_t size);
 
+/* Writes s into buf as the text formats write a request's strings: every
+ * byte outside printable ASCII as \xHH, so a client's bytes cannot forge a
+ * line or a terminal escape; "..." ends what does not fit. size must be at
+ * least 8. Pure; returns the length written. */
+size_t log_escape(const char *s, char *buf, size_t size);
+
 /* Formats one line and queues it for stdout; never blocks on stdout. */
 void log_write(enum log_format format, const struct log_record *r);
+
+/* Queues r's access-log line for a request on conn, in config's format,
+ * with the client's address (the proxy's X-Forwarded-For when config trusts
+ * it) and, when fields, its Referer and User-Agent: fields are read only
+ * while the request's are still there (a closed connection's memory pool is
+ * gone: its socket address is all there is). */
+void log_request_line(struct MHD_Connection *conn, const struct config *config,
+                      const struct log_record *r, bool fields);
 
 /* Waits up to timeout_ms for every queued line to be written; true when it
  * was. For a clean exit. */

@@ -1,0 +1,76 @@
+/* admission: whether a request's head may be served at all (RFC 9112, 9110).
+ *
+ * The checks made on the request line and the header fields before anything
+ * is looked up: a token method, a target in the one form its method allows,
+ * token field names, one valid Host (none for HTTP/1.0 is fine), one framing
+ * (never Content-Length with Transfer-Encoding: a smuggling attempt), no
+ * transfer coding we do not know, no body worth refusing, and every byte of
+ * the header block accounted for by a field (libmicrohttpd 0.9.75 cuts names
+ * and values at a NUL and ends the block early at a line starting with ':',
+ * so a byte no field covers is either). The answer is the status to refuse
+ * with, or 0.
+ *
+ * Pure: plain bytes in, a verdict out; the libmicrohttpd side (where the
+ * bytes are, the field iteration) is http.c's. Fuzzed by
+ * tests/fuzz/fuzz_admission.c. No I/O, no allocation, thread-safe.
+ */
+#ifndef FOLIO_ADMISSION_H
+#define FOLIO_ADMISSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "request.h"
+
+/* A body on GET or HEAD means nothing (RFC 9110 9.3.1) but must be read to
+ * find the next request: up to this much is read and dropped, more is a 413. */
+#define ADMISSION_BODY_MAX (64u << 10)
+
+/* A request's line, as the HTTP library hands it over. */
+struct admission_head {
+    const char *method;  /* a C string */
+    const char *version; /* a C string, "HTTP/1.1" or "HTTP/1.0" */
+    const char *target;  /* target_len bytes as sent */
+    size_t target_len;   /* the target's length as sent (admission_sent_length) */
+    size_t copied_len;   /* strlen(target): shorter when a NUL cut it */
+};
+
+/* The scan of the header fields, one admission_field call each. */
+struct admission {
+    bool refused;
+    unsigned hosts;
+    const char *host;
+    size_t host_len;
+    bool length_seen, chunked, other_coding;
+    uint64_t length;
+    const char *cursor, *end; /* the header block not yet accounted for; NULL: unknown */
+};
+
+/* The length of the target as the client sent it, from where the library
+ * put it (uri, copied bytes long as a C string) and where the version
+ * starts. libmicrohttpd 0.9.75 parses the request line in place and ends
+ * the target with the NUL it writes over the space before the version, so
+ * the version starts one byte after the target's true end; anything else
+ * (a library that copies, a distance past limit) gives copied. */
+size_t admission_sent_length(const char *uri, size_t copied, const char *version, size_t limit);
+
+/* Starts a scan. The header block is [from, to): from the end of the
+ * request line's version to the end of the head; NULL or to <= from when
+ * its bounds are not known (nothing is then accounted for). */
+void admission_start(struct admission *a, const char *from, const char *to);
+
+/* Takes one field (name and value as the library reports them, pointing
+ * into the header block when it was given); false once the head is refused
+ * (the rest need not be scanned). */
+bool admission_field(struct admission *a, const char *name, size_t name_len, const char *value,
+                     size_t value_len);
+
+/* The verdict on head with the fields scanned into a: the status to refuse
+ * the request with (400, 413, 501), or 0 with *t the parsed target (an
+ * absolute form's path replaces it as the origin form; its authority
+ * replaces Host). */
+unsigned admission_finish(const struct admission *a, const struct admission_head *head,
+                          struct request_target *t);
+
+#endif

@@ -1,0 +1,66 @@
+/* exchange: one request in flight and the server it came to, as the
+ * modules that answer it (http.c, target.c, respond.c) share them, and the
+ * few facts read from its headers that more than one of them needs.
+ *
+ * The server part is fixed once the daemon starts (the ready pool's counter
+ * aside, which is atomic); the request part belongs to the one worker
+ * thread running the request, from the URI-log callback to the completion
+ * callback (http.c). Neither is freed by anyone but http.c.
+ */
+#ifndef FOLIO_EXCHANGE_H
+#define FOLIO_EXCHANGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "entry.h"
+#include "ready.h"
+#include "rewrite.h"
+
+struct MHD_Connection;
+struct config;
+struct precondition_headers;
+struct route;
+struct routes;
+struct serve_live_hook;
+
+struct exchange_server {
+    const struct config *config;
+    const struct routes *routes;
+    const struct route *root_route; /* the "/" route, home of 404.html; may be NULL */
+    const struct serve_live_hook *live; /* NULL: no live reload */
+    struct entry_server entries;
+    struct ready_pool ready;
+    struct cache *cache;
+    time_t started;
+};
+
+/* Per request, from the URI-log callback (the first thing MHD tells us,
+ * with the target still undecoded) to the completion callback. */
+struct exchange {
+    struct exchange_server *server;
+    struct timespec start_real, start_mono;
+    const char *method, *protocol; /* MHD's strings, valid until completion */
+    const char *prefix;            /* the proxy's path prefix, or NULL: see http.c's request_prefix */
+    const char *sent_uri;          /* MHD's pointer into the request line, for the target's length */
+    char *sent_target;             /* the target as sent when it was changed, for the log; else NULL */
+    unsigned status;
+    uint64_t bytes, body_bytes;
+    bool headers_seen, checked;
+    bool last_on_connection;       /* our response ends the connection (connection_kept_alive) */
+    char protocol_buf[16];         /* the version as sent, for a request MHD refuses itself */
+    char prefix_buf[REWRITE_PREFIX_MAX];
+    char target[]; /* percent-encoded, with the query: as received, but in origin form
+                    * (admission) and with its folders as served (target.c) */
+};
+
+/* The facts entry.c needs of this request (entry.h), for a file of route
+ * (NULL: none is known, so it is no document). */
+struct entry_facts exchange_facts(struct MHD_Connection *conn, const struct exchange *ex,
+                                  const struct route *route);
+
+/* The request's conditional headers (RFC 9110 13.1). */
+void exchange_conditionals(struct MHD_Connection *conn, struct precondition_headers *out);
+
+#endif

@@ -1,0 +1,165 @@
+#include "respond.h"
+
+#include <limits.h>
+#include <string.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "base/clock.h"
+#include "base/config.h"
+#include "connection.h"
+#include "exchange.h"
+#include "live_hook.h"
+#include "ready.h"
+#include "request.h"
+#include "response.h"
+
+enum { SCRIPT_TAG_MAX = 3 * PATH_MAX / 2 + 64 };
+
+/* Whether libmicrohttpd will close conn after resp: a response queued before
+ * the request's headers were all seen (it then skips the rest of the request,
+ * see handle_request) or one that says Connection: close. */
+static void note_last_on_connection(struct exchange *ex, struct MHD_Response *resp)
+{
+    ex->last_on_connection = !ex->headers_seen ||
+        request_lists_token(MHD_get_response_header(resp, MHD_HTTP_HEADER_CONNECTION), "close");
+}
+
+/* A response of bytes is going out: it gets --header-timeout plus the time
+ * --send-rate allows for its size; an event stream, which is meant to last,
+ * none. */
+static void expect_sending(const struct exchange_server *s, struct MHD_Connection *conn,
+                           struct MHD_Response *resp, uint64_t bytes)
+{
+    const char *type = MHD_get_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const struct config *c = s->config;
+    int64_t allowed = (int64_t)c->header_timeout * 1000;
+    if (c->send_rate) {
+        allowed += (int64_t)(bytes / c->send_rate) * 1000;
+    }
+    bool stream = type && strncmp(type, "text/event-stream", 17) == 0;
+    connection_set_deadline(conn, stream || !c->send_rate ? 0 : clock_now_ms() + allowed);
+}
+
+/* Queues resp as it is, recording status and bytes for the log line; the
+ * caller keeps its reference. The one way a response goes out. */
+static enum MHD_Result send_response(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
+                                     struct MHD_Response *resp, uint64_t body_bytes)
+{
+    ex->status = status;
+    ex->bytes = strcmp(ex->method, "HEAD") == 0 || status == 304 ? 0 : body_bytes;
+    expect_sending(ex->server, conn, resp, ex->bytes);
+    note_last_on_connection(ex, resp);
+    return MHD_queue_response(conn, status, resp);
+}
+
+/* See respond.h. */
+enum MHD_Result respond_queue(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
+                              struct MHD_Response *resp, uint64_t body_bytes)
+{
+    if (!resp) {
+        return MHD_NO;
+    }
+    response_add_common(resp);
+    enum MHD_Result ok = send_response(conn, ex, status, resp, body_bytes);
+    MHD_destroy_response(resp);
+    return ok;
+}
+
+/* See respond.h. */
+enum MHD_Result respond_ready(struct MHD_Connection *conn, struct exchange *ex, struct ready_answer *a)
+{
+    enum MHD_Result ok = send_response(conn, ex, a->status, a->resp, a->size);
+    ready_answer_release(a);
+    return ok;
+}
+
+/* See respond.h. */
+enum MHD_Result respond_error(struct MHD_Connection *conn, struct exchange *ex, unsigned status)
+{
+    const struct exchange_server *s = ex->server;
+    struct MHD_Response *resp = NULL;
+    uint64_t len = 0;
+    struct entry_facts facts = exchange_facts(conn, ex, s->root_route);
+    struct ready_answer ready;
+    bool out_of_memory = false;
+    if (status == 404 && ready_not_found(&ex->server->ready, &s->entries, s->root_route, &facts, &ready,
+                                         &out_of_memory)) {
+        return respond_ready(conn, ex, &ready);
+    }
+    if (out_of_memory) {
+        return MHD_NO;
+    }
+    struct entry_rep page;
+    if (status == 404 && entry_not_found(&s->entries, s->root_route, &facts, &page)) {
+        len = page.size;
+        resp = response_from_rep(&page, 0, len);
+        entry_rep_release(&page);
+    }
+    if (!resp) {
+        /* In preview a page loaded in the browser gets the client, as
+         * every page does: a folder that is gone while it rebuilds must not
+         * leave the reader on a page that never reloads again. */
+        char script[SCRIPT_TAG_MAX] = "", text[RESPONSE_PAGE_MAX + SCRIPT_TAG_MAX];
+        if (s->live && facts.document) {
+            s->live->script_tag(s->live->ctx, request_depth(ex->target), script, sizeof(script));
+        }
+        len = response_error_page(status, script, text, sizeof(text));
+        resp = response_from_text(text);
+    }
+    if (!resp) {
+        return MHD_NO;
+    }
+    response_add_error_headers(resp, status);
+    return respond_queue(conn, ex, status, resp, len);
+}
+
+/* See respond.h. */
+enum MHD_Result respond_moved(struct MHD_Connection *conn, struct exchange *ex, const char *location)
+{
+    char page[] = "<!doctype html>\n<title>301 Moved Permanently</title>\n";
+    struct MHD_Response *resp = response_from_text(page);
+    if (!resp) {
+        return MHD_NO;
+    }
+    response_add(resp, "Location", location);
+    response_add(resp, "Content-Type", "text/html; charset=utf-8");
+    response_add(resp, "Cache-Control", "no-cache");
+    return respond_queue(conn, ex, 301, resp, strlen(page));
+}
+
+/* See respond.h: the path is decoded by now, so "dir%20sp" must not come
+ * back as "dir sp". */
+enum MHD_Result respond_redirect(struct MHD_Connection *conn, struct exchange *ex, const char *path,
+                                 const char *query)
+{
+    const char *last = strrchr(path, '/') + 1;
+    char location[3 * PATH_MAX + 16];
+    if (!request_folder_location(last, strlen(last), query, location, sizeof(location))) {
+        return respond_error(conn, ex, 404);
+    }
+    return respond_moved(conn, ex, location);
+}
+
+/* See respond.h. */
+enum MHD_Result respond_unsatisfiable(struct MHD_Connection *conn, struct exchange *ex, uint64_t size)
+{
+    char range[64];
+    snprintf(range, sizeof(range), "bytes */%" PRIu64, size);
+    struct MHD_Response *resp = response_from_text("");
+    if (resp) {
+        response_add(resp, "Content-Range", range);
+        response_add(resp, "Cache-Control", "no-store");
+    }
+    return respond_queue(conn, ex, 416, resp, 0);
+}
+
+/* See respond.h. */
+enum MHD_Result respond_options(struct MHD_Connection *conn, struct exchange *ex)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    if (resp) {
+        response_add(resp, "Allow", "GET, HEAD, OPTIONS");
+    }
+    return respond_queue(conn, ex, 204, resp, 0);
+}

@@ -1,0 +1,48 @@
+/* respond: queueing a response for a request, and the responses folio
+ * makes up itself (errors, redirects, 204, 416).
+ *
+ * Every response of a request goes out through respond_queue or
+ * respond_ready: they record the status and byte count for the access log,
+ * give the connection its sending deadline, and note whether the response
+ * ends the connection. Each returns libmicrohttpd's answer; a response that
+ * could not be made (out of memory) is MHD_NO, which closes the connection.
+ * Called on the request's worker thread only.
+ */
+#ifndef FOLIO_RESPOND_H
+#define FOLIO_RESPOND_H
+
+#include <microhttpd.h>
+#include <stdint.h>
+
+struct exchange;
+struct ready_answer;
+
+/* Queues resp (NULL: out of memory, the connection is closed) with the
+ * common headers, records status and bytes, and drops our reference. */
+enum MHD_Result respond_queue(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
+                              struct MHD_Response *resp, uint64_t body_bytes);
+
+/* Queues a ready answer as it is (shared, its headers set when it was
+ * built) and releases it. */
+enum MHD_Result respond_ready(struct MHD_Connection *conn, struct exchange *ex, struct ready_answer *a);
+
+/* A small HTML error page for status; for 404, www/404.html when the
+ * article has one, prepared for the address that was not found. */
+enum MHD_Result respond_error(struct MHD_Connection *conn, struct exchange *ex, unsigned status);
+
+/* A 301 to location, a relative reference: it stays right behind any proxy
+ * prefix (PEERS.md theme I). */
+enum MHD_Result respond_moved(struct MHD_Connection *conn, struct exchange *ex, const char *location);
+
+/* A folder (decoded path) asked for without its slash: a 301 to its last
+ * segment encoded again, with query; a 404 when that does not fit. */
+enum MHD_Result respond_redirect(struct MHD_Connection *conn, struct exchange *ex, const char *path,
+                                 const char *query);
+
+/* 416 with the size a range must fit (RFC 9110 15.5.17). */
+enum MHD_Result respond_unsatisfiable(struct MHD_Connection *conn, struct exchange *ex, uint64_t size);
+
+/* OPTIONS (any target, "*" too): 204 and what is allowed (RFC 9110 9.3.7). */
+enum MHD_Result respond_options(struct MHD_Connection *conn, struct exchange *ex);
+
+#endif

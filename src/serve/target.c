@@ -1,0 +1,281 @@
+#include "target.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/config.h"
+#include "cache.h"
+#include "entry.h"
+#include "exchange.h"
+#include "live_hook.h"
+#include "log.h"
+#include "precondition.h"
+#include "range.h"
+#include "ready.h"
+#include "request.h"
+#include "resolve.h"
+#include "respond.h"
+#include "response.h"
+#include "routes.h"
+
+#ifndef FOLIO_VERSION
+#define FOLIO_VERSION "unknown"
+#endif
+
+#define RESERVED_PREFIX ROUTES_RESERVED_PREFIX
+
+/* /__folio/health: status, mode, uptime and counters as one JSON object. */
+static enum MHD_Result respond_health(struct MHD_Connection *conn, struct exchange *ex)
+{
+    const struct exchange_server *s = ex->server;
+    size_t watched = 0, streams = 0;
+    if (s->live) {
+        s->live->counts(s->live->ctx, &watched, &streams);
+    }
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{\"status\":\"ok\",\"version\":\"%s\",\"mode\":\"%s\",\"uptime_s\":%lld,"
+             "\"folders_watched\":%zu,\"cache_bytes\":%zu,\"event_stream_connections\":%zu}\n",
+             FOLIO_VERSION, s->config->production ? "production" : "preview",
+             (long long)(time(NULL) - s->started), watched, cache_bytes(s->cache), streams);
+    struct MHD_Response *resp = response_from_text(json);
+    if (!resp) {
+        return MHD_NO;
+    }
+    response_add(resp, "Content-Type", "application/json");
+    response_add(resp, "Cache-Control", "no-store");
+    return respond_queue(conn, ex, 200, resp, strlen(json));
+}
+
+/* Answers folio's own addresses under /__folio/: health, then what the live
+ * hook serves (events, reload.js), else 404. */
+static enum MHD_Result respond_reserved(struct MHD_Connection *conn, struct exchange *ex,
+                                        const char *path)
+{
+    const struct serve_live_hook *live = ex->server->live;
+    const char *name = path + strlen(RESERVED_PREFIX);
+    if (strcmp(name, "health") == 0) {
+        return respond_health(conn, ex);
+    }
+    unsigned status = 404;
+    uint64_t bytes = 0;
+    struct MHD_Response *resp = live ? live->reserved(live->ctx, conn, name, &status, &bytes) : NULL;
+    if (resp) {
+        return respond_queue(conn, ex, status, resp, bytes);
+    }
+    return status ? respond_error(conn, ex, status) : MHD_NO;
+}
+
+/* The status the validators and Range give rep (RFC 9110 13.2.2, then
+ * 14.2 under If-Range); for 206, *first and *last are the range. */
+static unsigned choose_status(struct MHD_Connection *conn, const struct entry_rep *rep,
+                              uint64_t *first, uint64_t *last)
+{
+    struct precondition_headers pre;
+    exchange_conditionals(conn, &pre);
+    switch (precondition_evaluate(&pre, rep->etag, rep->mtime)) {
+    case PRECONDITION_FAILED: return 412;
+    case PRECONDITION_NOT_MODIFIED: return 304;
+    case PRECONDITION_PASS: break;
+    }
+    const char *range = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range");
+    if (!range || !precondition_if_range(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Range"),
+                                         rep->etag, rep->mtime)) {
+        return 200;
+    }
+    switch (range_parse(range, rep->size, first, last)) {
+    case RANGE_SATISFIABLE: return 206;
+    case RANGE_UNSATISFIABLE: return 416;
+    case RANGE_NONE: break;
+    }
+    return 200;
+}
+
+/* Answers with the open regular file fd (st its fstat) at rel beneath
+ * route: facts, representation, validators and range, response, headers;
+ * a whole answer becomes a ready one. Takes fd. */
+static enum MHD_Result serve_file(struct MHD_Connection *conn, struct exchange *ex,
+                                  const struct route *route, const char *rel, int fd,
+                                  const struct stat *st)
+{
+    struct exchange_server *s = ex->server;
+    struct entry_facts facts = exchange_facts(conn, ex, route);
+    struct entry_rep rep;
+    if (!entry_represent(&s->entries, route, rel, fd, st, &facts, &rep)) {
+        return respond_error(conn, ex, 503);
+    }
+    uint64_t first = 0, last = 0;
+    unsigned status = choose_status(conn, &rep, &first, &last);
+    if (status == 412 || status == 416) {
+        uint64_t size = rep.size;
+        entry_rep_release(&rep);
+        return status == 412 ? respond_error(conn, ex, 412) : respond_unsatisfiable(conn, ex, size);
+    }
+    struct ready_answer ready;
+    bool out_of_memory = false;
+    if ((status == 200 || status == 304) && !facts.has_range &&
+        ready_make(&s->ready, s->config, &s->entries, route, rel, &facts, &rep, status, &ready,
+                   &out_of_memory)) {
+        entry_rep_release(&rep);
+        return respond_ready(conn, ex, &ready);
+    }
+    if (out_of_memory) {
+        entry_rep_release(&rep);
+        return MHD_NO;
+    }
+    uint64_t len = status == 206 ? last - first + 1 : status == 200 ? rep.size : 0;
+    struct MHD_Response *resp = status == 304 ? response_not_modified(rep.size)
+                                              : response_from_rep(&rep, first, len);
+    if (resp) {
+        response_add_rep_headers(resp, s->config, &rep, status, first, last);
+    }
+    entry_rep_release(&rep);
+    return respond_queue(conn, ex, status, resp, len);
+}
+
+/* Makes ex->target the path as served plus the query, when the path as
+ * sent climbs differently (runs of "/", dot segments): the client script's
+ * relative src and the prefix rewriting count its folders, so neither can be
+ * inflated into a truncated tag or a cached variant per spelling. The log
+ * keeps the target as sent. path is normalised (never longer than the path
+ * sent, and decoding makes no "/"). Returns the query, or NULL. */
+static const char *settle_target(struct exchange *ex, const char *path, size_t sent_path_len,
+                                 const char *query)
+{
+    size_t sent_slashes = 0, slashes = 0;
+    for (size_t i = 0; i < sent_path_len; i++) {
+        sent_slashes += ex->target[i] == '/';
+    }
+    for (const char *p = path; *p; p++) {
+        slashes += *p == '/';
+    }
+    if (sent_slashes == slashes) {
+        return query;
+    }
+    if (!ex->sent_target) {
+        ex->sent_target = strdup(ex->target);
+    }
+    size_t n = strlen(path);
+    for (size_t i = 0; i < n; i++) { /* only its folders count: no byte may end it early */
+        ex->target[i] = path[i] == '?' || path[i] == '#' ? '_' : path[i];
+    }
+    if (!query) {
+        ex->target[n] = '\0';
+        return NULL;
+    }
+    memmove(ex->target + n, query, strlen(query) + 1);
+    return ex->target + n;
+}
+
+/* The error a failed open calls for, said once on stderr with the path
+ * escaped as the log escapes it (it is decoded: "%0a" or "%1b" in it must
+ * not forge a line or reach a terminal). */
+static enum MHD_Result respond_open_failed(struct MHD_Connection *conn, struct exchange *ex,
+                                           const char *path, int err)
+{
+    char shown[4 * PATH_MAX + 8];
+    log_escape(path, shown, sizeof(shown));
+    fprintf(stderr, "folio: %s: %s\n", shown, strerror(err));
+    return respond_error(conn, ex, err == EMFILE || err == ENFILE ? 503 : 500);
+}
+
+/* The file path names beneath route (a folder's address already made its
+ * index.html, folder says so): from a ready response, else opened and
+ * served, or the redirect, 404 or error it calls for. moved: where a "//"
+ * spelling of an address that exists is sent, or NULL. */
+static enum MHD_Result serve_in_route(struct MHD_Connection *conn, struct exchange *ex,
+                                      const struct route *route, const char *path, bool folder,
+                                      const char *query, const char *moved)
+{
+    const char *rel = path + route->prefix_len;
+    int fd, err;
+    struct stat st;
+    /* A representation kept whole answers at once (one fstatat checks it is
+     * still that file); a spelling with "//" is redirected first. */
+    struct ready_answer ready;
+    if (!moved) {
+        struct entry_facts f = exchange_facts(conn, ex, route);
+        struct precondition_headers pre;
+        exchange_conditionals(conn, &pre);
+        if (ready_lookup(&ex->server->ready, &ex->server->entries, route, rel, &f, &pre, &ready)) {
+            return respond_ready(conn, ex, &ready);
+        }
+    }
+    enum resolve_status found = resolve_open(route->dir_fd, rel, &fd, &st, &err);
+    if (found == RESOLVED_NOT_FOUND && routes_check(route, true) == ROUTE_REOPENED) {
+        found = resolve_open(route->dir_fd, rel, &fd, &st, &err); /* the folder was swapped */
+    }
+    if (moved && (found == RESOLVED_FILE || found == RESOLVED_DIRECTORY)) {
+        close(fd);
+        return respond_moved(conn, ex, moved);
+    }
+    switch (found) {
+    case RESOLVED_FILE:
+        return serve_file(conn, ex, route, rel, fd, &st);
+    case RESOLVED_DIRECTORY:
+        close(fd);
+        if (folder) { /* ".../index.html/" is a folder: nothing to serve */
+            return respond_error(conn, ex, 404);
+        }
+        return respond_redirect(conn, ex, path, query);
+    case RESOLVED_NOT_FOUND:
+        return respond_error(conn, ex, 404);
+    case RESOLVED_FORBIDDEN:
+        return respond_error(conn, ex, 403);
+    case RESOLVED_ERROR:
+        break;
+    }
+    return respond_open_failed(conn, ex, path, err);
+}
+
+/* See target.h: the reserved paths, then the routes. */
+enum MHD_Result target_serve(struct MHD_Connection *conn, struct exchange *ex)
+{
+    /* The target as sent, not MHD's decoded url: we decode exactly once, and
+     * an escaped NUL or "/" must be seen to be refused. */
+    const char *target = ex->target;
+    const char *query = strchr(target, '?');
+    size_t path_len = query ? (size_t)(query - target) : strlen(target);
+    char path[PATH_MAX];
+    if (path_len >= sizeof(path) || !resolve_normalize(target, path_len, path, sizeof(path))) {
+        return respond_error(conn, ex, 400);
+    }
+    /* "//" in a path: one address, one cached variant, and a client script
+     * whose relative src is right: a browser is sent to the path served. */
+    char moved[3 * PATH_MAX + 16];
+    size_t moved_len = request_slash_location(target, path_len, path, query ? query + 1 : NULL,
+                                              moved, sizeof(moved));
+    query = settle_target(ex, path, path_len, query);
+    if (strncmp(path, RESERVED_PREFIX, strlen(RESERVED_PREFIX)) == 0) {
+        return respond_reserved(conn, ex, path);
+    }
+    if (resolve_has_dot_segment(path)) {
+        return respond_error(conn, ex, 404);
+    }
+    bool bare_prefix;
+    const struct route *route = routes_match(ex->server->routes, path, &bare_prefix);
+    if (!route || routes_check(route, false) == ROUTE_GONE) {
+        return respond_error(conn, ex, 404);
+    }
+    if (bare_prefix) {
+        return respond_redirect(conn, ex, path, query ? query + 1 : NULL);
+    }
+
+    /* A folder's address ends in "/" and means its index.html: one open
+     * beneath the route, not the folder and then the file (three syscalls
+     * fewer on the most requested page). No listings: no index, a 404. */
+    size_t len = strlen(path);
+    bool folder = path[len - 1] == '/';
+    if (folder && len + strlen("index.html") >= sizeof(path)) {
+        return respond_error(conn, ex, 404);
+    }
+    if (folder) {
+        strcpy(path + len, "index.html");
+    }
+    return serve_in_route(conn, ex, route, path, folder, query ? query + 1 : NULL,
+                          moved_len ? moved : NULL);
+}
