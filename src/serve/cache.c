@@ -11,9 +11,9 @@
 /* What malloc keeps beside each block (glibc: a size word, 16-byte rounding). */
 #define MALLOC_OVERHEAD 16
 
-struct entry {
-    struct entry *hash_next;
-    struct entry *lru_prev, *lru_next; /* most recent at lru_head */
+struct cache_item {
+    struct cache_item *hash_next;
+    struct cache_item *lru_prev, *lru_next; /* most recent at lru_head */
     uint64_t hash;                     /* of the path alone: a path's variants share a chain */
     uint64_t used;                     /* c->clock at the last get or put */
     size_t cost;                       /* what this entry adds to c->bytes */
@@ -25,9 +25,9 @@ struct entry {
 
 struct cache {
     pthread_mutex_t lock;
-    struct entry **buckets;
+    struct cache_item **buckets;
     size_t bucket_count, entry_count;
-    struct entry *lru_head, *lru_tail;
+    struct cache_item *lru_head, *lru_tail;
     size_t bytes, max_bytes;
     uint64_t generation, clock;
     atomic_size_t memfds; /* entries whose body is a memfd: each holds a descriptor */
@@ -74,7 +74,7 @@ struct cache *cache_create(size_t max_bytes)
 }
 
 /* Takes e out of the recency list. */
-static void lru_unlink(struct cache *c, struct entry *e)
+static void lru_unlink(struct cache *c, struct cache_item *e)
 {
     *(e->lru_prev ? &e->lru_prev->lru_next : &c->lru_head) = e->lru_next;
     *(e->lru_next ? &e->lru_next->lru_prev : &c->lru_tail) = e->lru_prev;
@@ -82,7 +82,7 @@ static void lru_unlink(struct cache *c, struct entry *e)
 }
 
 /* Makes e the most recently used entry. */
-static void lru_push_front(struct cache *c, struct entry *e)
+static void lru_push_front(struct cache *c, struct cache_item *e)
 {
     e->lru_prev = NULL;
     e->lru_next = c->lru_head;
@@ -92,10 +92,10 @@ static void lru_push_front(struct cache *c, struct entry *e)
 }
 
 /* The chain link that holds (path, variant), or the chain's NULL end. */
-static struct entry **find_slot(struct cache *c, uint64_t hash, const char *path,
+static struct cache_item **find_slot(struct cache *c, uint64_t hash, const char *path,
                                 const char *variant)
 {
-    struct entry **slot = &c->buckets[hash % c->bucket_count];
+    struct cache_item **slot = &c->buckets[hash % c->bucket_count];
     while (*slot && ((*slot)->hash != hash || strcmp((*slot)->path, path) != 0 ||
                      strcmp((*slot)->variant, variant) != 0)) {
         slot = &(*slot)->hash_next;
@@ -104,9 +104,12 @@ static struct entry **find_slot(struct cache *c, uint64_t hash, const char *path
 }
 
 /* Unlinks the entry at *slot from both lists and frees it. */
-static void remove_at(struct cache *c, struct entry **slot)
+static void remove_at(struct cache *c, struct cache_item **slot)
 {
-    struct entry *e = *slot;
+    struct cache_item *e = *slot;
+    if (!e) { /* the chain's end: nothing there to remove */
+        return;
+    }
     *slot = e->hash_next;
     lru_unlink(c, e);
     c->bytes -= e->cost;
@@ -119,7 +122,7 @@ static void remove_at(struct cache *c, struct entry **slot)
 }
 
 /* Removes e, wherever its chain holds it. */
-static void remove_entry(struct cache *c, struct entry *e)
+static void remove_item(struct cache *c, struct cache_item *e)
 {
     remove_at(c, find_slot(c, e->hash, e->path, e->variant));
 }
@@ -128,12 +131,12 @@ static void remove_entry(struct cache *c, struct entry *e)
 static void grow(struct cache *c)
 {
     size_t count = c->bucket_count * 2;
-    struct entry **buckets = calloc(count, sizeof(*buckets));
+    struct cache_item **buckets = calloc(count, sizeof(*buckets));
     if (!buckets) {
         return;
     }
     for (size_t i = 0; i < c->bucket_count; i++) {
-        for (struct entry *e = c->buckets[i], *next; e; e = next) {
+        for (struct cache_item *e = c->buckets[i], *next; e; e = next) {
             next = e->hash_next;
             e->hash_next = buckets[e->hash % count];
             buckets[e->hash % count] = e;
@@ -158,7 +161,7 @@ struct body *cache_get(struct cache *c, const char *path, const char *variant,
     uint64_t hash = hash_path(path);
     struct body *found = NULL;
     pthread_mutex_lock(&c->lock);
-    struct entry **slot = find_slot(c, hash, path, variant);
+    struct cache_item **slot = find_slot(c, hash, path, variant);
     if (*slot && same_file(&(*slot)->id, id)) {
         found = body_ref((*slot)->body);
         lru_unlink(c, *slot);
@@ -195,9 +198,9 @@ bool cache_in_heap(const struct cache *c, size_t len)
  * used of them (not the one being replaced, which goes anyway). */
 static void cap_variants(struct cache *c, uint64_t hash, const char *path, const char *variant)
 {
-    struct entry *oldest = NULL;
+    struct cache_item *oldest = NULL;
     size_t count = 0;
-    for (struct entry *e = c->buckets[hash % c->bucket_count]; e; e = e->hash_next) {
+    for (struct cache_item *e = c->buckets[hash % c->bucket_count]; e; e = e->hash_next) {
         if (e->hash == hash && strcmp(e->path, path) == 0) {
             if (strcmp(e->variant, variant) == 0) {
                 return;
@@ -207,17 +210,17 @@ static void cap_variants(struct cache *c, uint64_t hash, const char *path, const
         }
     }
     if (count >= CACHE_VARIANTS_PER_PATH) {
-        remove_entry(c, oldest);
+        remove_item(c, oldest);
     }
 }
 
 /* A new entry for (path, variant) holding body or a memfd copy of it (see
  * CACHE_HEAP_MAX_BYTES); NULL when it cannot be made. */
-static struct entry *entry_create(struct cache *c, const char *path, const char *variant,
+static struct cache_item *item_create(struct cache *c, const char *path, const char *variant,
                                   const struct file_id *id, struct body *body)
 {
     size_t path_len = strlen(path), variant_len = strlen(variant);
-    struct entry *e = calloc(1, sizeof(*e) + path_len + variant_len + 2);
+    struct cache_item *e = calloc(1, sizeof(*e) + path_len + variant_len + 2);
     bool heap = body->on_free != NULL || /* its bytes are not plain bytes */
                 cache_in_heap(c, body->len) || atomic_load(&c->memfds) >= CACHE_MEMFDS_MAX;
     struct body *kept = heap ? body_ref(body) : body_to_memfd(body);
@@ -247,7 +250,7 @@ bool cache_put(struct cache *c, const char *path, const char *variant, const str
     if (!cache_can_keep(c, body->len)) {
         return false;
     }
-    struct entry *e = entry_create(c, path, variant, id, body);
+    struct cache_item *e = item_create(c, path, variant, id, body);
     if (!e) {
         return false;
     }
@@ -261,7 +264,7 @@ bool cache_put(struct cache *c, const char *path, const char *variant, const str
         free(e);
         return true;
     }
-    struct entry **slot = find_slot(c, e->hash, path, variant);
+    struct cache_item **slot = find_slot(c, e->hash, path, variant);
     if (*slot) {
         remove_at(c, slot);
     }
@@ -276,7 +279,7 @@ bool cache_put(struct cache *c, const char *path, const char *variant, const str
     c->bytes += e->cost;
     c->entry_count++;
     while (c->bytes > c->max_bytes && c->lru_tail) {
-        remove_entry(c, c->lru_tail);
+        remove_item(c, c->lru_tail);
     }
     pthread_mutex_unlock(&c->lock);
     return true;
@@ -291,10 +294,10 @@ void cache_invalidate(struct cache *c, const char *path)
     }
     pthread_mutex_lock(&c->lock);
     c->generation++;
-    for (struct entry *e = c->lru_head, *next; e; e = next) {
+    for (struct cache_item *e = c->lru_head, *next; e; e = next) {
         next = e->lru_next;
         if (strncmp(e->path, path, len) == 0 && (e->path[len] == '\0' || e->path[len] == '/')) {
-            remove_entry(c, e);
+            remove_item(c, e);
         }
     }
     pthread_mutex_unlock(&c->lock);
@@ -306,7 +309,7 @@ void cache_clear(struct cache *c)
     pthread_mutex_lock(&c->lock);
     c->generation++;
     while (c->lru_head) {
-        remove_entry(c, c->lru_head);
+        remove_item(c, c->lru_head);
     }
     pthread_mutex_unlock(&c->lock);
 }
