@@ -18,6 +18,7 @@
 #include "serve/cache.h"
 #include "check/check.h"
 #include "base/config.h"
+#include "base/settings.h"
 #include "health.h"
 #include "serve/http.h"
 #include "live/livereload.h"
@@ -49,66 +50,63 @@ static unsigned worker_threads(unsigned threads)
     return threads;
 }
 
-/* Runs config_load once more with the same flags and environment, with its
- * stderr caught so a failure is one line that says what happened; returns
- * what config_load did. */
-static enum config_result reload_config(struct config *fresh, int argc, char **argv, char *why,
-                                        size_t why_size)
+/* The config file again, with the same flags and environment: true when it
+ * loads whole and its folders exist (else err says why). A file that was
+ * read at start-up and is gone now is such a failure, not a return to the
+ * defaults: a missing file is one that does not load. */
+static bool reload_config(struct config *fresh, const struct config *running, int argc, char **argv,
+                          struct config_error *err)
 {
-    int pipefd[2], saved = -1;
-    fflush(stderr);
-    if (pipe2(pipefd, O_CLOEXEC) == 0) {
-        saved = dup(STDERR_FILENO);
-        dup2(pipefd[1], STDERR_FILENO);
-        close(pipefd[1]);
+    enum config_result r = config_load(fresh, argc, argv, environ, err);
+    if (r == CONFIG_OK && running->config_path && !fresh->config_path) {
+        snprintf(err->source.name, sizeof(err->source.name), "config %s", running->config_path);
+        err->source.line = 0;
+        snprintf(err->message, sizeof(err->message), "No such file or directory");
+        return false;
     }
-    enum config_result result = config_load(fresh, argc, argv, environ);
-    if (result == CONFIG_OK && !config_check_routes(fresh)) {
-        result = CONFIG_INVALID;
+    if (r == CONFIG_EXIT) {
+        snprintf(err->message, sizeof(err->message), "the settings did not load");
     }
-    why[0] = '\0';
-    if (saved >= 0) {
-        fflush(stderr);
-        dup2(saved, STDERR_FILENO); /* closes the pipe's write end: the read ends */
-        close(saved);
-        ssize_t n = read(pipefd[0], why, why_size - 1); /* one line, far below the pipe's 64 KiB */
-        why[n > 0 ? n : 0] = '\0';
-        close(pipefd[0]);
-    }
-    why[strcspn(why, "\n")] = '\0';
-    if (strncmp(why, "folio: ", 7) == 0) {
-        memmove(why, why + 7, strlen(why + 7) + 1);
-    }
-    return result;
+    return r == CONFIG_OK && config_check_routes(fresh, err);
 }
 
-/* SIGHUP: the config file again. A bad one changes nothing; a good one
- * applies what can change under running requests and names the rest, and
- * empties the cache: its ready responses carry headers of the old settings
- * (max-age, say), its bodies the old gzip level and prefix. */
-static void on_sighup(struct config *running, struct cache *cache, int argc, char **argv)
+/* SIGHUP: a whole new snapshot of the settings, or nothing. A bad file
+ * changes nothing; a good one applies what can change under running
+ * requests (config_settle names the rest) to the next request, and empties
+ * the cache: its bodies were made with the old gzip level and prefix. A
+ * request still running keeps the snapshot it started with. */
+static void on_sighup(struct settings *settings, struct cache *cache, int argc, char **argv)
 {
     struct config fresh;
-    char why[512], restart[512];
-    const char *file = running->config_path ? running->config_path : "(no config file)";
-    if (reload_config(&fresh, argc, argv, why, sizeof(why)) != CONFIG_OK) {
-        fprintf(stderr, "folio: SIGHUP: %s; still serving with the previous settings\n",
-                why[0] ? why : "the settings did not load");
+    struct config_error err;
+    char why[sizeof(err.source.name) + sizeof(err.message) + 32], restart[512], file[PATH_MAX];
+    const struct config *running = settings_acquire(settings);
+    bool loaded = reload_config(&fresh, running, argc, argv, &err);
+    snprintf(file, sizeof(file), "%s", running->config_path ? running->config_path : "(no config file)");
+    if (loaded) {
+        fresh.threads = worker_threads(fresh.threads); /* as the running one was */
+        config_settle(&fresh, running, restart, sizeof(restart));
+    }
+    settings_release(settings, running);
+    if (!loaded) {
+        config_error_format(&err, why, sizeof(why));
+        fprintf(stderr, "folio: SIGHUP: %s; still serving with the previous settings\n", why);
         config_finish(&fresh);
         return;
     }
-    fresh.threads = worker_threads(fresh.threads); /* as the running one was */
-    config_apply_live(running, &fresh, restart, sizeof(restart));
+    if (!settings_publish(settings, &fresh)) {
+        fprintf(stderr, "folio: SIGHUP: out of memory; still serving with the previous settings\n");
+        return;
+    }
     cache_clear(cache);
     fprintf(stderr, "folio: SIGHUP: re-read %s%s%s%s\n", file, restart[0] ? "; needs a restart: " : "",
             restart, restart[0] ? " (kept as they were)" : "");
-    config_finish(&fresh);
 }
 
 /* Signals are taken synchronously by this thread alone: every thread started
  * later inherits the blocked mask, so no handler runs in a worker. SIGHUP
  * reloads and waits on. */
-static int wait_for_stop_signal(struct config *config, struct cache *cache, int argc, char **argv)
+static int wait_for_stop_signal(struct settings *settings, struct cache *cache, int argc, char **argv)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -117,7 +115,7 @@ static int wait_for_stop_signal(struct config *config, struct cache *cache, int 
     sigaddset(&set, SIGHUP);
     int sig = 0;
     while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
-        on_sighup(config, cache, argc, argv);
+        on_sighup(settings, cache, argc, argv);
     }
     return sig;
 }
@@ -197,33 +195,105 @@ static struct livereload *start_live_reload(const struct config *config,
     return livereload_create(routes, &opt, hub, invalidate_path, invalidate_all, cache);
 }
 
+/* Loads the settings and runs the checks that come before serving: a
+ * status to exit with, or -1 to go on with config filled in. */
+static int load_settings(struct config *config, int argc, char **argv)
+{
+    struct config_error err;
+    enum config_result r = config_load(config, argc, argv, environ, &err);
+    if (r == CONFIG_OK && config->health_check) {
+        int health = run_health_check(config);
+        config_finish(config);
+        return health;
+    }
+    if (r == CONFIG_OK && !config_check(config, &err)) {
+        r = CONFIG_INVALID;
+    }
+    if (r != CONFIG_OK) {
+        if (r == CONFIG_INVALID) {
+            config_error_print(&err, stderr);
+        }
+        config_finish(config);
+        return r == CONFIG_EXIT ? 0 : 2;
+    }
+    config->threads = worker_threads(config->threads);
+    return -1;
+}
+
+/* Blocks the signals main waits for, in this thread and every later one. */
+static void block_signals(void)
+{
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    signal(SIGPIPE, SIG_IGN); /* a closed stdout must not kill the server */
+}
+
+/* The server's life from its start to its stop: 0 after a clean stop, 1 when it cannot start. */
+static int serve(struct settings *settings, const struct config *boot, struct routes *routes,
+                 struct cache *cache, int argc, char **argv)
+{
+    bool live = config_live_reload(boot);
+    struct sse_hub *hub = live ? sse_hub_create(0, 0) : NULL;
+    struct livereload *lr = hub ? start_live_reload(boot, routes, hub, cache) : NULL;
+    if (live && (!hub || !lr)) {
+        fprintf(stderr, "folio: cannot start live reload\n");
+        sse_hub_destroy(hub);
+        return 1;
+    }
+    struct preview preview;
+    struct http_context ctx = {
+        .settings = settings,
+        .routes = routes,
+        .cache = cache,
+        .live = preview_hook(&preview, hub, lr, boot->event_stream_limit),
+    };
+    char err[512];
+    struct http_server *server = http_server_start(&ctx, err, sizeof(err));
+    int status = 1;
+    if (!server) {
+        fprintf(stderr, "folio: %s\n", err);
+    } else {
+        const char *host = boot->host;
+        bool any = !strcmp(host, "0.0.0.0") || !strcmp(host, "::");
+        bool v6 = strchr(host, ':') != NULL;
+        printf("folio: serving %s (%s%s) at http://%s%s%s:%u/\n", routes->root,
+               boot->production ? "production" : "preview", live ? ", live reload" : "",
+               v6 && !any ? "[" : "", any ? "127.0.0.1" : host, v6 && !any ? "]" : "",
+               http_server_port(server));
+        fflush(stdout);
+        int sig = wait_for_stop_signal(settings, cache, argc, argv);
+        unsigned port = http_server_port(server);
+        http_server_quiesce(server); /* first, so that the line below means it */
+        fprintf(stderr, "folio: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        const struct config *now = settings_acquire(settings); /* grace is live */
+        unsigned grace = now->grace;
+        settings_release(settings, now);
+        struct timespec deadline;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += grace;
+        http_server_stop(server, grace);
+        wait_for_unsent(port, &deadline);
+        status = 0;
+    }
+    livereload_destroy(lr);
+    sse_hub_destroy(hub);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "check") == 0) { /* `folio check ...`: check.h */
         return check_main(argc - 1, argv + 1, environ);
     }
     struct config config;
-    switch (config_load(&config, argc, argv, environ)) {
-    case CONFIG_OK:
-        break;
-    case CONFIG_EXIT:
-        config_finish(&config);
-        return 0;
-    case CONFIG_INVALID:
-        config_finish(&config);
-        return 2;
+    int early = load_settings(&config, argc, argv);
+    if (early >= 0) {
+        return early;
     }
-    if (config.health_check) {
-        int health = run_health_check(&config);
-        config_finish(&config);
-        return health;
-    }
-    if (!config_check_routes(&config)) {
-        config_finish(&config);
-        return 2;
-    }
-    config.threads = worker_threads(config.threads);
-
     char err[512];
     struct routes routes;
     if (!routes_open(&routes, &config, err, sizeof(err))) {
@@ -234,61 +304,21 @@ int main(int argc, char **argv)
     if (!resolve_init(routes.count ? routes.items[0].dir_fd : AT_FDCWD)) {
         fprintf(stderr, "folio: openat2 is unavailable; symlinks will not be followed\n");
     }
-
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-    signal(SIGPIPE, SIG_IGN); /* a closed stdout must not kill the server */
-
+    block_signals();
     mime_init();
     struct cache *cache = cache_create(config.cache_size);
-    bool live = config_live_reload(&config);
-    struct sse_hub *hub = live ? sse_hub_create(0, 0) : NULL;
-    struct livereload *lr = hub ? start_live_reload(&config, &routes, hub, cache) : NULL;
-    if (!cache || (live && (!hub || !lr))) {
-        fprintf(stderr, "folio: cannot start %s\n", cache ? "live reload" : "the cache");
-        return 1;
-    }
-
-    struct preview preview;
-    struct http_context ctx = {
-        .config = &config,
-        .routes = &routes,
-        .cache = cache,
-        .live = preview_hook(&preview, hub, lr, config.event_stream_limit),
-    };
-    struct http_server *server = http_server_start(&ctx, err, sizeof(err));
+    struct settings *settings = settings_create(&config); /* config is the first snapshot now */
+    const struct config *boot = settings ? settings_acquire(settings) : NULL;
     int status = 1;
-    if (!server) {
-        fprintf(stderr, "folio: %s\n", err);
+    if (!cache || !settings) {
+        fprintf(stderr, "folio: cannot start: out of memory\n");
     } else {
-        const char *host = config.host;
-        bool any = !strcmp(host, "0.0.0.0") || !strcmp(host, "::");
-        bool v6 = strchr(host, ':') != NULL;
-        printf("folio: serving %s (%s%s) at http://%s%s%s:%u/\n", routes.root,
-               config.production ? "production" : "preview", live ? ", live reload" : "",
-               v6 && !any ? "[" : "", any ? "127.0.0.1" : host, v6 && !any ? "]" : "",
-               http_server_port(server));
-        fflush(stdout);
-        int sig = wait_for_stop_signal(&config, cache, argc, argv);
-        unsigned port = http_server_port(server);
-        http_server_quiesce(server); /* first, so that the line below means it */
-        fprintf(stderr, "folio: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-        struct timespec deadline;
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += config.grace;
-        http_server_stop(server, config.grace);
-        wait_for_unsent(port, &deadline);
-        status = 0;
+        status = serve(settings, boot, &routes, cache, argc, argv);
     }
-    livereload_destroy(lr);
-    sse_hub_destroy(hub);
+    routes_close(&routes); /* before the snapshot it was opened from goes */
+    settings_release(settings, boot);
+    settings_destroy(settings);
     cache_destroy(cache);
     mime_finish();
-    routes_close(&routes);
-    config_finish(&config);
     return status;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/config.h"
+#include "serve/log.h"
 
 static void test_defaults(void **state)
 {
@@ -100,12 +101,12 @@ static void test_ini(void **state)
 {
     struct config c;
     config_init(&c);
-    char err[256];
+    struct config_error err;
     assert_true(config_apply_ini(&c,
                                  "; comment\n[server]\nport = 9000\nlog-format = combined\n"
                                  "production = true\n[routes]\n/data/ = datasets\n/assets = media\n"
                                  "/fragments/ =\n",
-                                 err, sizeof(err)));
+                                 &err));
     assert_int_equal(c.port, 9000);
     assert_int_equal(c.log_format, LOG_FORMAT_COMBINED);
     assert_true(c.production);
@@ -129,11 +130,11 @@ static void test_fragments_route_mark(void **state)
     /* Fragment behaviour follows a mark on the route, not its name. */
     struct config c;
     config_init(&c);
-    char err[256];
+    struct config_error err;
     assert_true(config_apply_ini(&c,
                                  "[routes]\n/parts/ = parts, fragments\n/more/ = more ,  fragments\n"
                                  "/odd/ = a, b\n/fragments/ = elsewhere\n",
-                                 err, sizeof(err)));
+                                 &err));
     const struct {
         const char *prefix, *dir;
         bool fragments;
@@ -181,8 +182,10 @@ static void test_bad_ini(void **state)
     for (size_t i = 0; i < sizeof(bad_ini) / sizeof(bad_ini[0]); i++) {
         struct config c;
         config_init(&c);
-        char err[256] = "";
-        assert_false(config_apply_ini(&c, bad_ini[i].text, err, sizeof(err)));
+        struct config_error e;
+        char err[sizeof(e.message) + 32];
+        assert_false(config_apply_ini(&c, bad_ini[i].text, &e));
+        snprintf(err, sizeof(err), "line %d: %s", e.source.line, e.message); /* as the table says it */
         if (!strstr(err, bad_ini[i].error)) {
             fail_msg("case %zu: '%s' lacks '%s'", i, err, bad_ini[i].error);
         }
@@ -196,7 +199,8 @@ static enum config_result load(struct config *c, char **argv, char **envp)
     while (argv[argc]) {
         argc++;
     }
-    return config_load(c, argc, argv, envp);
+    struct config_error err;
+    return config_load(c, argc, argv, envp, &err);
 }
 
 static void test_layers(void **state)

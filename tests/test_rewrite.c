@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/url_prefix.h"
 #include "serve/rewrite.h"
 
 static const struct rewrite_context page = {"/article", 0, NULL, NULL};
@@ -133,12 +134,12 @@ static void test_prefix_validity(void **state)
     const char *bad[] = {"", "/", "article", "/a/", "//a", "/a//b", "/a/../b", "/.git", "/%2e%2e",
                          "/a\"b", "/a<b", "/a b", "/a\\b", "/a?b", "/a#b"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-        if (!rewrite_prefix_valid(good[i])) {
+        if (!url_prefix_valid(good[i])) {
             fail_msg("'%s' should be valid", good[i]);
         }
     }
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        if (rewrite_prefix_valid(bad[i])) {
+        if (url_prefix_valid(bad[i])) {
             fail_msg("'%s' should be refused", bad[i]);
         }
     }
@@ -153,21 +154,21 @@ static void test_prefix_clean(void **state)
         {"/", ""}, {"", ""}, {"//", ""}, {"/a/b/", "/a/b"},
         {"article", NULL}, {"/a//b", NULL}, {"/a/../b/", NULL}, {"/%2e%2e/", NULL}, {"/a b", NULL},
     };
-    char out[REWRITE_PREFIX_MAX];
+    char out[URL_PREFIX_MAX];
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        bool ok = rewrite_prefix_clean(cases[i].in, out, sizeof(out));
+        bool ok = url_prefix_clean(cases[i].in, out, sizeof(out));
         if (ok != (cases[i].out != NULL) || (ok && strcmp(out, cases[i].out) != 0)) {
             fail_msg("'%s' gave %s '%s'", cases[i].in, ok ? "true" : "false", out);
         }
     }
-    char longest[REWRITE_PREFIX_MAX + 1];
+    char longest[URL_PREFIX_MAX + 1];
     memset(longest, 'a', sizeof(longest));
     longest[0] = '/';
-    longest[REWRITE_PREFIX_MAX - 1] = '\0'; /* 255 characters: fits */
-    assert_true(rewrite_prefix_clean(longest, out, sizeof(out)));
-    longest[REWRITE_PREFIX_MAX - 1] = 'a';
-    longest[REWRITE_PREFIX_MAX] = '\0'; /* 256: does not */
-    assert_false(rewrite_prefix_clean(longest, out, sizeof(out)));
+    longest[URL_PREFIX_MAX - 1] = '\0'; /* 255 characters: fits */
+    assert_true(url_prefix_clean(longest, out, sizeof(out)));
+    longest[URL_PREFIX_MAX - 1] = 'a';
+    longest[URL_PREFIX_MAX] = '\0'; /* 256: does not */
+    assert_false(url_prefix_clean(longest, out, sizeof(out)));
 }
 
 int main(void)

@@ -40,7 +40,8 @@ static void test_match(void **state)
     free(c.root);
     c.root = strdup(root);
     char err[256];
-    assert_true(config_apply_ini(&c, "[routes]\n/assets/data/ = media\n", err, sizeof(err)));
+    struct config_error cerr;
+    assert_true(config_apply_ini(&c, "[routes]\n/assets/data/ = media\n", &cerr));
     struct routes r;
     assert_true(routes_open(&r, &c, err, sizeof(err)));
     assert_int_equal(r.count, 4);
@@ -73,8 +74,7 @@ static void test_match(void **state)
     assert_false(routes_match(&r, "/x", &bare)->is_fragments);
     routes_close(&r);
     /* The mark, not the name: a route renamed keeps it when marked. */
-    assert_true(config_apply_ini(&c, "[routes]\n/fragments/ =\n/parts/ = fragments, fragments\n", err,
-                                 sizeof(err)));
+    assert_true(config_apply_ini(&c, "[routes]\n/fragments/ =\n/parts/ = fragments, fragments\n", &cerr));
     assert_true(routes_open(&r, &c, err, sizeof(err)));
     assert_true(routes_match(&r, "/parts/x.html", &bare)->is_fragments);
     assert_false(routes_match(&r, "/fragments/x.html", &bare)->is_fragments); /* "/" serves it now */
@@ -94,7 +94,8 @@ static void test_missing_folder(void **state)
     free(c.root);
     c.root = strdup(root);
     char err[256];
-    assert_true(config_apply_ini(&c, "[routes]\n/extra/ = nowhere\n", err, sizeof(err)));
+    struct config_error cerr;
+    assert_true(config_apply_ini(&c, "[routes]\n/extra/ = nowhere\n", &cerr));
     struct routes r;
     assert_false(routes_open(&r, &c, err, sizeof(err)));
     assert_non_null(strstr(err, "route /extra/: folder "));

@@ -4,25 +4,48 @@
  * command-line flags. Every setting has one name used in all layers: the key
  * `live-reload` in [server] is FOLIO_LIVE_RELOAD in the environment and
  * --live-reload / --no-live-reload on the command line. A bad value anywhere
- * is reported as one line on stderr naming where it came from (file:line,
- * variable or flag) and loading fails: nothing starts half-configured.
+ * comes back as one struct config_error naming where it came from (file and
+ * line, variable or flag) and loading fails: nothing starts half-configured.
  *
- * Not thread-safe; loaded once on the start-up path. The struct owns every
- * string in it; config_finish frees them.
+ * Three files, one concern each: config_table.c (the table of settings, their
+ * values and what may change at run time), config_file.c (the INI adapter),
+ * config_options.c (flags, environment, --help, and the start-up checks).
+ * Parsing is pure: no look-up of names, no touching of the disk but the file
+ * asked for. The checks that need the world (folders exist, the host
+ * resolves) are config_check's, on the start-up path.
+ *
+ * A struct config is filled once and then never written: at run time it is
+ * shared as an immutable snapshot (settings.h), and a SIGHUP builds a whole
+ * new one. Not thread-safe while being filled; the struct owns every string
+ * in it, config_finish frees them.
  */
 #ifndef FOLIO_CONFIG_H
 #define FOLIO_CONFIG_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
-
-#include "serve/log.h"
+#include <stdio.h>
 
 struct config_route {
     char *prefix; /* URL prefix, starts and ends with "/" */
     char *dir;    /* folder, relative to root unless absolute */
     bool fragments; /* its HTML is fetched by script, never a page: "dir, fragments"; /fragments/ always */
     int line;     /* where the config file set it, 0: a default */
+};
+
+/* Where a value came from: "--host", "FOLIO_HOST", "PORT", a file's path
+ * (with its line), or "" for a default. */
+struct config_source {
+    char name[PATH_MAX];
+    int line; /* in the file named, 0: not a file */
+};
+
+/* Why loading or checking failed, as a value: printed by config_error_print
+ * as "folio: SOURCE:LINE: MESSAGE" (the parts that are set). */
+struct config_error {
+    struct config_source source;
+    char message[2 * PATH_MAX + 512]; /* room for a route, a folder's path and why */
 };
 
 struct config {
@@ -33,7 +56,7 @@ struct config {
     unsigned port, threads;
     bool production, quiet, trust_proxy;
     int live_reload;   /* -1: follows the mode (on in preview, off in production) */
-    enum log_format log_format;
+    unsigned log_format;       /* enum log_format's order: common, combined, json */
     unsigned max_age;          /* s, Cache-Control for non-HTML in production */
     unsigned timeout;          /* s, idle connection timeout */
     unsigned grace;            /* s, how long SIGTERM waits for requests in flight */
@@ -51,46 +74,57 @@ struct config {
     size_t route_count;
     bool health_check; /* --health-check: ask a running server, serve nothing */
     char *health_url;  /* its URL, NULL: from host and port */
-    char **retired;    /* strings a reload replaced: workers may still read them */
-    size_t retired_count;
-    char *root_source; /* the layer that set root ("--root", "FOLIO_ROOT", file:line), or NULL */
+    struct config_source root_from, host_from; /* for config_check's messages */
 };
 
 enum config_result {
     CONFIG_OK,
     CONFIG_EXIT,    /* --help or --version was printed: exit 0 */
-    CONFIG_INVALID, /* the reason is on stderr: exit 2 */
+    CONFIG_INVALID, /* the reason is in the error: exit 2 */
 };
 
-/* Fills c from all four layers. environ-style envp, NULL-terminated. */
-enum config_result config_load(struct config *c, int argc, char **argv, char **envp);
+/* Fills c from all four layers (environ-style envp, NULL-terminated). On
+ * CONFIG_INVALID, err says why; c is still to be finished. */
+enum config_result config_load(struct config *c, int argc, char **argv, char **envp,
+                               struct config_error *err);
 
 /* Just the defaults. */
 void config_init(struct config *c);
 
-/* Sets one [server] key from text; on failure writes the reason to err. */
+/* Sets one [server] key from text; on failure writes the reason to err.
+ * Pure: checks the form of a value, never the world. */
 bool config_set(struct config *c, const char *key, const char *value, char *err, size_t err_size);
 
-/* Applies INI text (a whole config file) on top of c. On failure, err holds
- * "line N: reason". Used by config_load and by the fuzzer. */
-bool config_apply_ini(struct config *c, const char *text, char *err, size_t err_size);
+/* Applies INI text (a whole config file) on top of c. On failure, err has
+ * the line and the reason (its source's name is left for the caller). Used
+ * by config_load and by the fuzzer. */
+bool config_apply_ini(struct config *c, const char *text, struct config_error *err);
 
 /* Whether live reload is on, once the mode is known. */
 bool config_live_reload(const struct config *c);
 
 void config_finish(struct config *c); /* accepts a zeroed struct */
 
-/* Whether the root and every route folder exist, once all layers are in.
- * If not, one line on stderr names the folder and where it came from
- * (flag, variable or file:line; for a default route, how to drop it). */
-bool config_check_routes(const struct config *c);
+/* Whether the root and every route folder exist. If not, err names the
+ * folder and where it came from (flag, variable or file:line; for a default
+ * route, how to drop it). */
+bool config_check_routes(const struct config *c, struct config_error *err);
 
-/* After SIGHUP: copies into running the settings that take effect on the
- * next request (quiet, log-format, max-age, gzip-level, trust-proxy,
- * base-path, grace), and lists in restart (comma
- * separated, "" if none) the ones that changed but only apply at start-up.
- * Replaced strings are kept until config_finish: a worker may hold one. */
-void config_apply_live(struct config *running, const struct config *fresh, char *restart,
-                       size_t restart_size);
+/* The start-up checks: config_check_routes, and the host resolves to an
+ * address to listen on (a name is looked up here, never while parsing). */
+bool config_check(const struct config *c, struct config_error *err);
+
+/* After SIGHUP, fresh (loaded and checked) becomes the next snapshot: every
+ * setting that only applies at start-up and changed is set back to its
+ * running value (the running server still has it), and its name is listed
+ * in restart (comma separated, "" if none). The live ones stay as loaded. */
+void config_settle(struct config *fresh, const struct config *running, char *restart,
+                   size_t restart_size);
+
+/* Prints err as one line: "folio: " then its source, line and message. */
+void config_error_print(const struct config_error *err, FILE *out);
+
+/* The same line without "folio: " and the newline, into out. */
+void config_error_format(const struct config_error *err, char *out, size_t size);
 
 #endif

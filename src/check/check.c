@@ -1004,8 +1004,12 @@ int check_main(int argc, char **argv, char **envp)
         return rest == NULL ? 2 : status;
     }
     struct config config;
-    enum config_result loaded = config_load(&config, nrest, rest, envp);
+    struct config_error config_err;
+    enum config_result loaded = config_load(&config, nrest, rest, envp, &config_err);
     free(rest);
+    if (loaded == CONFIG_INVALID) {
+        config_error_print(&config_err, stderr);
+    }
     if (loaded != CONFIG_OK) {
         config_finish(&config);
         return loaded == CONFIG_EXIT ? 0 : 2;

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/settings.h"
 #include "log.h"
 #include "precondition.h"
 #include "request.h"
@@ -179,10 +180,12 @@ void connection_close(struct deadline_watch *w, struct connection *c)
 
 /* See connection.h. */
 void connection_daemon_init(struct connection_daemon *d, struct deadline_watch *deadlines,
-                            const struct config *config)
+                            struct settings *settings, const struct config *boot)
 {
     d->deadlines = deadlines;
-    d->config = config;
+    d->settings = settings;
+    d->header_timeout = boot->header_timeout;
+    d->timeout = boot->timeout;
     d->start_error[0] = '\0';
     pthread_mutex_init(&d->start_lock, NULL);
     d->starting = true;
@@ -219,7 +222,7 @@ void connection_set_deadline(struct MHD_Connection *conn, int64_t deadline_ms)
 /* See connection.h. */
 void connection_expect_headers(const struct connection_daemon *d, struct MHD_Connection *conn)
 {
-    connection_set_deadline(conn, clock_now_ms() + (int64_t)d->config->header_timeout * 1000);
+    connection_set_deadline(conn, clock_now_ms() + (int64_t)d->header_timeout * 1000);
 }
 
 /* See connection.h. */
@@ -256,7 +259,7 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         *socket_context = fd ? connection_open(d->deadlines, fd->connect_fd,
-                                               clock_now_ms() + (int64_t)d->config->header_timeout * 1000)
+                                               clock_now_ms() + (int64_t)d->header_timeout * 1000)
                              : NULL;
         return;
     }
@@ -264,7 +267,7 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
     *socket_context = NULL;
     bool dropped = c && deadline_was_expired(c->deadline);
     unsigned status = dropped ? 0 : connection_take_line_refusal(c);
-    bool unread = c && connection_dropped_line(c, clock_now_ms(), d->config->timeout,
+    bool unread = c && connection_dropped_line(c, clock_now_ms(), d->timeout,
                                                connection_peer_state(c->fd), dropped);
     size_t answered = unread ? answer_dropped_line(c) : 0;
     if (answered) {
@@ -275,10 +278,12 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
         return;
     }
     struct log_record rec = {.status = status, .bytes = answered};
-    if (!d->config->quiet) {
+    const struct config *now = settings_acquire(d->settings);
+    if (!now->quiet) {
         clock_gettime(CLOCK_REALTIME, &rec.time);
-        log_request_line(conn, d->config, &rec, false);
+        log_request_line(conn, now, &rec, false);
     }
+    settings_release(d->settings, now);
 }
 
 /* See connection.h. */

@@ -30,6 +30,7 @@
 #include "deadline.h"
 
 struct config;
+struct settings;
 
 struct connection {
     struct deadline_entry *deadline; /* owned; NULL when out of memory */
@@ -100,15 +101,17 @@ void connection_close(struct deadline_watch *w, struct connection *c);
  * MHD_OPTION_NOTIFY_CONNECTION and MHD_OPTION_EXTERNAL_LOGGER. */
 struct connection_daemon {
     struct deadline_watch *deadlines; /* slow clients: see deadline.h */
-    const struct config *config;      /* header_timeout, timeout, quiet: read when used */
+    struct settings *settings;        /* quiet and the log's: the snapshot current when a line is written */
+    unsigned header_timeout, timeout; /* s: start-up settings, fixed for the daemon's life */
     pthread_mutex_t start_lock;       /* guards the two below */
     bool starting;                    /* MHD's messages are kept only while it starts */
     char start_error[256];
 };
 
-/* Readies d for a daemon about to start (its messages kept from now on). */
+/* Readies d for a daemon about to start (its messages kept from now on),
+ * bound to the start-up settings boot. */
 void connection_daemon_init(struct connection_daemon *d, struct deadline_watch *deadlines,
-                            const struct config *config);
+                            struct settings *settings, const struct config *boot);
 
 /* The daemon started, or failed to: its messages are kept no longer. */
 void connection_daemon_started(struct connection_daemon *d);

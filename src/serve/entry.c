@@ -41,12 +41,14 @@
 
 /* Variant names, the second half of a cache key. A transform's name holds
  * everything its bytes depend on: "t:<inject>:<depth>:<rewrite depth>:<prefix>",
- * and ":gzip" after it for its compressed form. */
+ * and ":gzip<level>" after it for its compressed form. */
 #define VARIANT_MIME "mime"
 #define VARIANT_IDENTITY "identity"
-#define VARIANT_GZIP "gzip"
+#define VARIANT_GZIP "gzip" /* and its level: "gzip6"; the bytes differ by it */
 /* Whole responses (ready.c): "r:<gzip>" for a file no transform can touch,
- * "r:<gzip>:<document>:<depth>:<prefix>" where one may; "n" for 404.html. */
+ * "r:<gzip>:<document>:<depth>:<prefix>" where one may; "n" for 404.html;
+ * "@<generation>" after it once a SIGHUP published new settings (their
+ * headers, max-age say, are in the response). */
 #define VARIANT_RESPONSE "r"
 #define VARIANT_NOT_FOUND "n"
 
@@ -62,6 +64,8 @@ struct transform {
  * representation being chosen. */
 struct lookup {
     const struct entry_server *s;
+    int gzip_level;
+    char gzip_name[8]; /* VARIANT_GZIP and the level */
     char key[KEY_MAX];
     struct file_id id;
     struct entry_rep *rep;
@@ -178,7 +182,7 @@ static struct body *build_gzip(struct lookup *l, const void *unused)
     if (!plain) {
         return NULL;
     }
-    struct body *gz = gzip_compress(plain->data, plain->len, l->s->gzip_level);
+    struct body *gz = gzip_compress(plain->data, plain->len, l->gzip_level);
     body_unref(plain);
     return gz ? gz : body_create(0);
 }
@@ -314,7 +318,7 @@ static bool plan_transform(const struct lookup *l, const struct route *route,
     };
     int n = snprintf(variant, variant_size, "t:%d:%zu:%zu:%s", inject, depth, t->rewrite.depth,
                      t->rewrite.prefix ? t->rewrite.prefix : "");
-    return n > 0 && (size_t)n < variant_size - strlen(":" VARIANT_GZIP);
+    return n > 0 && (size_t)n < variant_size - sizeof(l->gzip_name) - 1;
 }
 
 /* A short, stable tag for a variant's name, for its ETag. */
@@ -342,12 +346,13 @@ static void choose_transformed(struct lookup *l, const struct entry_facts *f,
     char tag[32];
     snprintf(tag, sizeof(tag), "-t%08" PRIx32, fnv1a32(variant));
     if (f->accepts_gzip && l->rep->size >= GZIP_MIN_BYTES) {
-        strcat(variant, ":" VARIANT_GZIP);
+        strcat(variant, ":");
+        strcat(variant, l->gzip_name);
         struct body *gz = gzip_variant(l, variant);
         if (gz) {
             take_body(l->rep, gz);
             l->rep->gzip = true;
-            strcat(tag, "-gz");
+            snprintf(tag + strlen(tag), sizeof(tag) - strlen(tag), "-gz%d", l->gzip_level);
         }
     }
     etag_format(l->rep, &l->id, tag);
@@ -360,9 +365,9 @@ static void choose_plain(struct lookup *l, const struct route *route, const char
 {
     struct entry_rep *rep = l->rep;
     struct file_id sidecar;
-    const char *tag = "";
+    char tag[8] = "";
     if (f->accepts_gzip && rep->size >= GZIP_MIN_BYTES) {
-        struct body *gz = cache_get(l->s->cache, l->key, VARIANT_GZIP, &l->id);
+        struct body *gz = cache_get(l->s->cache, l->key, l->gzip_name, &l->id);
         if (!gz && use_sidecar(l, route, rel, &sidecar)) {
             etag_format(rep, &sidecar, "-gzs");
             return;
@@ -371,12 +376,12 @@ static void choose_plain(struct lookup *l, const struct route *route, const char
             body_unref(gz);
             gz = NULL;
         } else if (!gz) {
-            gz = gzip_variant(l, VARIANT_GZIP);
+            gz = gzip_variant(l, l->gzip_name);
         }
         if (gz) {
             take_body(rep, gz);
             rep->gzip = true;
-            tag = "-gz";
+            snprintf(tag, sizeof(tag), "-gz%d", l->gzip_level);
         }
     }
     etag_format(rep, &l->id, tag);
@@ -420,6 +425,8 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
     struct lookup l; /* not "= {...}": that would clear the 8 KB key on every request */
     l.s = s;
     l.rep = rep;
+    l.gzip_level = f->gzip_level >= 1 && f->gzip_level <= 9 ? (int)f->gzip_level : 6;
+    snprintf(l.gzip_name, sizeof(l.gzip_name), VARIANT_GZIP "%d", l.gzip_level);
     file_id_from_stat(&l.id, st);
     rep->source = l.id;
     if (!entry_key(route->dir, rel, l.key, sizeof(l.key))) {
@@ -470,23 +477,26 @@ bool entry_not_found(const struct entry_server *s, const struct route *root,
 bool entry_response_variant(const struct entry_server *s, const struct entry_facts *f, bool not_found,
                             char *out, size_t size)
 {
+    int n;
     if (not_found) {
-        if (s->live || f->prefix || size < sizeof(VARIANT_NOT_FOUND)) {
+        if (s->live || f->prefix) {
             return false;
         }
-        memcpy(out, VARIANT_NOT_FOUND, sizeof(VARIANT_NOT_FOUND));
-        return true;
-    }
-    if (!s->live && !f->prefix) { /* the hot path of production: no snprintf */
+        n = snprintf(out, size, VARIANT_NOT_FOUND);
+    } else if (!s->live && !f->prefix) { /* the hot path of production: no snprintf */
         if (size < 4) {
             return false;
         }
         memcpy(out, VARIANT_RESPONSE ":0", 4);
         out[2] += f->accepts_gzip;
-        return true;
-    }
-    int n = snprintf(out, size, VARIANT_RESPONSE ":%d:%d:%zu:%s", f->accepts_gzip, f->document,
+        n = 3;
+    } else {
+        n = snprintf(out, size, VARIANT_RESPONSE ":%d:%d:%zu:%s", f->accepts_gzip, f->document,
                      request_depth(f->target), f->prefix ? f->prefix : "");
+    }
+    if (n > 0 && f->settings_generation && (size_t)n < size) {
+        n += snprintf(out + n, size - (size_t)n, "@%u", f->settings_generation);
+    }
     return n > 0 && (size_t)n < size;
 }
 

@@ -41,7 +41,6 @@ struct serve_live_hook;
 struct entry_server {
     struct cache *cache;
     const struct serve_live_hook *live; /* pages get the live-reload client; NULL: none */
-    int gzip_level;
     /* Whether an absolute path is the article's (rewrite.h); NULL: all are. */
     bool (*is_ours)(void *arg, const char *path, size_t len);
     void *is_ours_arg;
@@ -54,6 +53,8 @@ struct entry_facts {
     bool document;      /* the browser loads it as a page (Sec-Fetch-Dest, the route) */
     const char *prefix; /* the proxy's path prefix ("/article"), or NULL */
     const char *target; /* the target as sent: its folders set the client's src and the rewrite depth */
+    unsigned gzip_level; /* of the request's settings snapshot, 1-9; 0: zlib's default, 6 */
+    unsigned settings_generation; /* of that snapshot: whole responses carry its headers */
 };
 
 /* One representation. Exactly one of body and fd carries the bytes (fd may

@@ -1,5 +1,8 @@
 #include "exchange.h"
 
+#include "base/config.h"
+#include "base/settings.h"
+
 #include <microhttpd.h>
 #include <string.h>
 
@@ -32,6 +35,8 @@ struct entry_facts exchange_facts(struct MHD_Connection *conn, const struct exch
         .document = route && loads_as_document(conn, route),
         .prefix = ex->prefix,
         .target = ex->target,
+        .gzip_level = ex->config->gzip_level,
+        .settings_generation = settings_generation(ex->config),
     };
 }
 

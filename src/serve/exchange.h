@@ -16,17 +16,18 @@
 
 #include "entry.h"
 #include "ready.h"
-#include "rewrite.h"
+#include "base/url_prefix.h"
 
 struct MHD_Connection;
 struct config;
+struct settings;
 struct precondition_headers;
 struct route;
 struct routes;
 struct serve_live_hook;
 
 struct exchange_server {
-    const struct config *config;
+    struct settings *settings;  /* each request acquires its snapshot from here */
     const struct routes *routes;
     const struct route *root_route; /* the "/" route, home of 404.html; may be NULL */
     const struct serve_live_hook *live; /* NULL: no live reload */
@@ -40,6 +41,7 @@ struct exchange_server {
  * with the target still undecoded) to the completion callback. */
 struct exchange {
     struct exchange_server *server;
+    const struct config *config;   /* the settings snapshot current at the request's start, held to its end */
     struct timespec start_real, start_mono;
     const char *method, *protocol; /* MHD's strings, valid until completion */
     const char *prefix;            /* the proxy's path prefix, or NULL: see http.c's request_prefix */
@@ -50,7 +52,7 @@ struct exchange {
     bool headers_seen, checked;
     bool last_on_connection;       /* our response ends the connection (connection_kept_alive) */
     char protocol_buf[16];         /* the version as sent, for a request MHD refuses itself */
-    char prefix_buf[REWRITE_PREFIX_MAX];
+    char prefix_buf[URL_PREFIX_MAX];
     char target[]; /* percent-encoded, with the query: as received, but in origin form
                     * (admission) and with its folders as served (target.c) */
 };

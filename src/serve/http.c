@@ -11,6 +11,7 @@
 
 #include "admission.h"
 #include "base/config.h"
+#include "base/settings.h"
 #include "cache.h"
 #include "connection.h"
 #include "deadline.h"
@@ -50,7 +51,7 @@ static unsigned check_request(struct MHD_Connection *conn, struct exchange *ex, 
         .method = method,
         .version = version,
         .target = ex->target,
-        .target_len = admission_sent_length(ex->sent_uri, copied, version, ex->server->config->header_limit),
+        .target_len = admission_sent_length(ex->sent_uri, copied, version, ex->config->header_limit),
         .copied_len = copied,
     };
     /* The header block runs from the version's end to the head's end,
@@ -76,14 +77,14 @@ static unsigned check_request(struct MHD_Connection *conn, struct exchange *ex, 
  * not a clean path, which is a misconfigured proxy or a forgery: 400. */
 static bool request_prefix(struct MHD_Connection *conn, struct exchange *ex)
 {
-    const struct config *c = ex->server->config;
+    const struct config *c = ex->config;
     const char *sent = c->trust_proxy
         ? MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-Prefix") : NULL;
     ex->prefix = c->base_path[0] ? c->base_path : NULL;
     if (!sent) {
         return true;
     }
-    if (!rewrite_prefix_clean(sent, ex->prefix_buf, sizeof(ex->prefix_buf))) {
+    if (!url_prefix_clean(sent, ex->prefix_buf, sizeof(ex->prefix_buf))) {
         return false;
     }
     ex->prefix = ex->prefix_buf[0] ? ex->prefix_buf : NULL; /* "/": the proxy says none */
@@ -154,7 +155,7 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
     if (!ex) {
         return NULL;
     }
-    *ex = (struct exchange){.server = &s->shared, .sent_uri = uri};
+    *ex = (struct exchange){.server = &s->shared, .config = settings_acquire(s->ctx.settings), .sent_uri = uri};
     memcpy(ex->target, uri, len + 1);
     /* The version follows the target in the request line (see
      * admission_sent_length); copied, as MHD may reuse that memory for a 431. */
@@ -172,7 +173,7 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
 static void log_exchange(struct http_server *s, struct MHD_Connection *conn, const struct exchange *ex,
                          unsigned status, enum MHD_RequestTerminationCode why)
 {
-    if (s->ctx.config->quiet) {
+    if (ex->config->quiet) {
         return;
     }
     struct timespec now;
@@ -189,7 +190,7 @@ static void log_exchange(struct http_server *s, struct MHD_Connection *conn, con
     };
     /* A request refused before our handler ran may have had its read
      * buffer handed to the error response: its fields are not read. */
-    log_request_line(conn, s->ctx.config, &rec, ex->method != NULL);
+    log_request_line(conn, ex->config, &rec, ex->method != NULL);
 }
 
 /* The completion callback: writes the access-log line and frees the request. */
@@ -214,6 +215,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     log_exchange(s, conn, ex, status, why);
     connection_request_done(connection_of(conn),
                             connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol, why));
+    settings_release(s->ctx.settings, ex->config);
     free(ex->sent_target);
     free(ex);
     connection_expect_headers(&s->conns, conn); /* the next request's, on a connection kept alive */
@@ -247,11 +249,11 @@ static bool parse_address(const char *host, unsigned port, struct sockaddr_stora
 static void share(struct http_server *s, const struct http_context *ctx)
 {
     s->shared = (struct exchange_server){
-        .config = ctx->config,
+        .settings = ctx->settings,
         .routes = ctx->routes,
         .live = ctx->live,
         .cache = ctx->cache,
-        .entries = {ctx->cache, ctx->live, (int)ctx->config->gzip_level, routes_owns, (void *)ctx->routes},
+        .entries = {ctx->cache, ctx->live, routes_owns, (void *)ctx->routes},
         .started = time(NULL),
     };
     s->shared.ready.cache = ctx->cache;
@@ -288,10 +290,22 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
     return d;
 }
 
+static struct http_server *start_with(const struct http_context *ctx, const struct config *c, char *err,
+                                      size_t err_size);
+
 /* See http.h: binds, starts the daemon; NULL with the reason in err. */
 struct http_server *http_server_start(const struct http_context *ctx, char *err, size_t err_size)
 {
-    const struct config *c = ctx->config;
+    const struct config *c = settings_acquire(ctx->settings); /* what the daemon is bound to */
+    struct http_server *s = start_with(ctx, c, err, err_size);
+    settings_release(ctx->settings, c);
+    return s;
+}
+
+/* http_server_start with the start-up settings c. */
+static struct http_server *start_with(const struct http_context *ctx, const struct config *c, char *err,
+                                      size_t err_size)
+{
     struct sockaddr_storage addr = {0};
     if (!parse_address(c->host, c->port, &addr)) {
         snprintf(err, err_size, "host '%s' is not an address to listen on", c->host);
@@ -311,7 +325,7 @@ struct http_server *http_server_start(const struct http_context *ctx, char *err,
         return NULL;
     }
     share(s, ctx);
-    connection_daemon_init(&s->conns, deadlines, ctx->config);
+    connection_daemon_init(&s->conns, deadlines, ctx->settings, c);
     s->daemon = start_daemon(s, c, &addr);
     if (!s->daemon) {
         snprintf(err, err_size, "cannot listen on %s port %u: %s", c->host, c->port,

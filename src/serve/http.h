@@ -24,12 +24,12 @@
 #include <stddef.h>
 
 struct cache;
-struct config;
+struct settings;
 struct routes;
 struct serve_live_hook;
 
 struct http_context {
-    const struct config *config;
+    struct settings *settings; /* the running settings: each request reads the snapshot current at its start */
     const struct routes *routes;
     struct cache *cache;
     const struct serve_live_hook *live; /* live reload (live_hook.h); NULL when it is off */

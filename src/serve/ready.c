@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "base/body.h"
+#include "base/url_prefix.h"
 #include "cache.h"
 #include "entry.h"
 #include "precondition.h"
@@ -14,7 +15,7 @@
 #include "rewrite.h"
 #include "routes.h"
 
-#define READY_VARIANT_MAX (REWRITE_PREFIX_MAX + 64)
+#define READY_VARIANT_MAX (URL_PREFIX_MAX + 64)
 /* What two MHD responses and their headers take: measured as RSS over 3,000
  * small files, 2.8 KB a file with a ready entry against 0.3 KB without. */
 #define READY_COST 2560

@@ -28,11 +28,11 @@ static void note_last_on_connection(struct exchange *ex, struct MHD_Response *re
 /* A response of bytes is going out: it gets --header-timeout plus the time
  * --send-rate allows for its size; an event stream, which is meant to last,
  * none. */
-static void expect_sending(const struct exchange_server *s, struct MHD_Connection *conn,
+static void expect_sending(const struct exchange *ex, struct MHD_Connection *conn,
                            struct MHD_Response *resp, uint64_t bytes)
 {
     const char *type = MHD_get_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE);
-    const struct config *c = s->config;
+    const struct config *c = ex->config;
     int64_t allowed = (int64_t)c->header_timeout * 1000;
     if (c->send_rate) {
         allowed += (int64_t)(bytes / c->send_rate) * 1000;
@@ -48,7 +48,7 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct exchang
 {
     ex->status = status;
     ex->bytes = strcmp(ex->method, "HEAD") == 0 || status == 304 ? 0 : body_bytes;
-    expect_sending(ex->server, conn, resp, ex->bytes);
+    expect_sending(ex, conn, resp, ex->bytes);
     note_last_on_connection(ex, resp);
     return MHD_queue_response(conn, status, resp);
 }

@@ -56,22 +56,6 @@ static char *finish(struct out *o, size_t *out_len)
     return o->buf;
 }
 
-bool rewrite_prefix_valid(const char *text)
-{
-    size_t len = strlen(text);
-    if (len < 2 || text[0] != '/' || text[len - 1] == '/' || strstr(text, "//") ||
-        strstr(text, "/.")) {
-        return false;
-    }
-    for (const char *p = text; *p; p++) {
-        /* No '%': an escaped dot segment ("%2e%2e") would climb out again. */
-        if (!isalnum((unsigned char)*p) && !strchr("/-._~!$&+,;=:@", *p)) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* Whether an absolute path is the article's, by the context's callback. */
 static bool ours(const struct rewrite_context *ctx, const char *path, size_t len)
 {
@@ -227,20 +211,6 @@ char *rewrite_html(const char *html, size_t len, const struct rewrite_context *c
 }
 
 /* See rewrite.h: the prefix without its trailing slashes, checked. */
-bool rewrite_prefix_clean(const char *text, char *out, size_t size)
-{
-    size_t len = strlen(text);
-    while (len > 0 && text[len - 1] == '/') {
-        len--;
-    }
-    if (len >= size) {
-        return false;
-    }
-    memcpy(out, text, len);
-    out[len] = '\0';
-    return len == 0 || rewrite_prefix_valid(out);
-}
-
 /* See rewrite.h: one URL as rewrite_html would write it. */
 char *rewrite_url(const char *url, size_t len, const struct rewrite_context *ctx, size_t *out_len)
 {

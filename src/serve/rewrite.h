@@ -35,19 +35,7 @@ struct rewrite_context {
     void *arg;
 };
 
-/* True when text is fit to be a prefix: "/" followed by unescaped path
- * characters (no '%'), no "//", no dot segment, no trailing "/", nothing that
- * needs escaping in an HTML attribute or a CSS string. */
-bool rewrite_prefix_valid(const char *text);
-
-/* Room for a prefix and its NUL. */
-#define REWRITE_PREFIX_MAX 256
-
-/* A prefix as a proxy's header or the config gives it, made ready for use:
- * trailing "/" dropped ("/article/" and "/article" are one prefix; "" and "/"
- * are none, written as ""). True when the result fits in out (size bytes)
- * and is none or rewrite_prefix_valid. The one place both are cleaned. */
-bool rewrite_prefix_clean(const char *text, char *out, size_t size);
+/* A prefix is cleaned and checked by base/url_prefix.h, the one rule for it. */
 
 /* The rewritten document, NUL-terminated, its length in *out_len; NULL only
  * when memory runs out. */

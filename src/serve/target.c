@@ -40,7 +40,7 @@ static enum MHD_Result respond_health(struct MHD_Connection *conn, struct exchan
     snprintf(json, sizeof(json),
              "{\"status\":\"ok\",\"version\":\"%s\",\"mode\":\"%s\",\"uptime_s\":%lld,"
              "\"folders_watched\":%zu,\"cache_bytes\":%zu,\"event_stream_connections\":%zu}\n",
-             FOLIO_VERSION, s->config->production ? "production" : "preview",
+             FOLIO_VERSION, ex->config->production ? "production" : "preview",
              (long long)(time(NULL) - s->started), watched, cache_bytes(s->cache), streams);
     struct MHD_Response *resp = response_from_text(json);
     if (!resp) {
@@ -118,7 +118,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct exchange *
     struct ready_answer ready;
     bool out_of_memory = false;
     if ((status == 200 || status == 304) && !facts.has_range &&
-        ready_make(&s->ready, s->config, &s->entries, route, rel, &facts, &rep, status, &ready,
+        ready_make(&s->ready, ex->config, &s->entries, route, rel, &facts, &rep, status, &ready,
                    &out_of_memory)) {
         entry_rep_release(&rep);
         return respond_ready(conn, ex, &ready);
@@ -131,7 +131,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct exchange *
     struct MHD_Response *resp = status == 304 ? response_not_modified(rep.size)
                                               : response_from_rep(&rep, first, len);
     if (resp) {
-        response_add_rep_headers(resp, s->config, &rep, status, first, last);
+        response_add_rep_headers(resp, ex->config, &rep, status, first, last);
     }
     entry_rep_release(&rep);
     return respond_queue(conn, ex, status, resp, len);

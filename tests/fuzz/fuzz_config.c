@@ -15,6 +15,7 @@
 #include <ctype.h>
 
 #include "base/config.h"
+#include "serve/log.h"
 
 #define INIH_MAX_LINE 200
 
@@ -52,17 +53,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = fuzz_cstring(data, size);
     struct config c;
     config_init(&c);
-    char err[256];
-    memset(err, 0x55, sizeof(err));
-    bool ok = config_apply_ini(&c, text, err, sizeof(err));
+    struct config_error err;
+    memset(&err, 0x55, sizeof(err));
+    bool ok = config_apply_ini(&c, text, &err);
     if (!ok) {
-        fuzz_check(memchr(err, '\0', sizeof(err)) != NULL, "the error is NUL-terminated");
-        fuzz_check(strncmp(err, "line ", 5) == 0 || strcmp(err, "out of memory") == 0,
-                   "the error starts with \"line \"");
-        char *rest = NULL;
-        long n = strncmp(err, "line ", 5) == 0 ? strtol(err + 5, &rest, 10) : 0;
-        if (n > 0 && strcmp(rest, ": not a [section] or key = value") != 0 &&
-            lines_fit(text)) {
+        fuzz_check(memchr(err.message, '\0', sizeof(err.message)) != NULL, "the error is NUL-terminated");
+        fuzz_check(err.source.line > 0 || strcmp(err.message, "out of memory") == 0,
+                   "the error names a line");
+        int n = err.source.line;
+        if (n > 0 && strcmp(err.message, "not a [section] or key = value") != 0 && lines_fit(text)) {
             size_t len = 0;
             const char *line = nth_line(text, n, &len);
             fuzz_check(line != NULL, "the error names a line of the file");

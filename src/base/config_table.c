@@ -1,0 +1,442 @@
+/* config_table: the settings, their defaults, the form of their values, and
+ * which of them a SIGHUP may change under running requests. */
+#include "config_table.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "url_prefix.h"
+
+/* The words a KIND_CHOICE setting takes, min..max; the field gets the index. */
+static const char *const log_choices[] = {"common", "combined", "json"}; /* enum log_format's order */
+static const char *const watch_choices[] = {"auto", "inotify", "poll"};  /* enum watch_mode's order */
+
+/* live: read on each request (through the snapshot it holds), so a new value
+ * shows on the next one. Everything else is bound into the daemon, the
+ * watcher or the cache at start-up and needs a restart. */
+const struct setting config_settings[] = {
+#define AT(field) offsetof(struct config, field)
+    {"root", KIND_STRING, AT(root), 0, 0, "DIR", "article folder holding www/, fragments/, assets/ (.)", NULL, false},
+    {"host", KIND_STRING, AT(host), 0, 0, "ADDR", "address to listen on (127.0.0.1; 0.0.0.0 or :: for all)", NULL, false},
+    {"port", KIND_UINT, AT(port), 0, 65535, "N", "TCP port, 0 picks a free one (8000)", NULL, false},
+    {"threads", KIND_UINT, AT(threads), 0, 256, "N", "worker threads (number of CPUs)", NULL, false},
+    {"production", KIND_BOOL, AT(production), 0, 0, NULL, "production mode: caching headers, no live reload", NULL, false},
+    {"live-reload", KIND_TRISTATE, AT(live_reload), 0, 0, NULL, "watch files and reload browsers (on in preview)", NULL, false},
+    {"base-path", KIND_STRING, AT(base_path), 0, 0, "PATH", "URL prefix a proxy strips, e.g. /article (none)", NULL, true},
+    {"trust-proxy", KIND_BOOL, AT(trust_proxy), 0, 0, NULL, "believe X-Forwarded-For and X-Forwarded-Prefix", NULL, true},
+    {"log-format", KIND_CHOICE, AT(log_format), 0, 2, "FMT", "access log: common, combined or json (common)", log_choices, true},
+    {"quiet", KIND_BOOL, AT(quiet), 0, 0, NULL, "no access log", NULL, true},
+    {"max-age", KIND_UINT, AT(max_age), 0, 315360000, "S", "production Cache-Control max-age for non-HTML (3600)", NULL, true},
+    {"timeout", KIND_UINT, AT(timeout), 1, 86400, "S", "idle connection timeout (30)", NULL, false},
+    {"grace", KIND_UINT, AT(grace), 0, 3600, "S", "on SIGTERM, wait this long for requests in flight (10)", NULL, true},
+    {"connection-limit", KIND_UINT, AT(connection_limit), 1, 1000000, "N", "concurrent connections (1024)", NULL, false},
+    {"per-ip-limit", KIND_UINT, AT(per_ip_limit), 0, 1000000, "N", "connections from one address, 0 for none (256)", NULL, false},
+    {"header-limit", KIND_BYTES, AT(header_limit), 4096, 16u << 20, "BYTES", "request line and headers (32K)", NULL, false},
+    {"cache-size", KIND_BYTES, AT(cache_size), 0, 4095u << 20, "BYTES", "memory for compressed bodies (64M)", NULL, false},
+    {"gzip-level", KIND_UINT, AT(gzip_level), 1, 9, "N", "gzip level (6)", NULL, true},
+    {"header-timeout", KIND_UINT, AT(header_timeout), 1, 86400, "S", "whole request line and headers (60)", NULL, false},
+    {"send-rate", KIND_BYTES, AT(send_rate), 0, 1u << 30, "BYTES", "slowest response, per second; 0 for none (1K)", NULL, false},
+    {"event-stream-limit", KIND_UINT, AT(event_stream_limit), 1, 100000, "N", "live-reload event streams, 503 past it (200)", NULL, false},
+    {"watch", KIND_CHOICE, AT(watch), 0, 2, "MODE", "how live reload sees edits: auto, inotify or poll (auto)", watch_choices, false},
+    {"poll-interval", KIND_UINT, AT(poll_interval), 50, 60000, "MS", "with --watch poll, milliseconds between two looks (500)", NULL, false},
+#undef AT
+};
+const size_t config_setting_count = sizeof(config_settings) / sizeof(config_settings[0]);
+
+static const struct config_route default_routes[] = {
+    {"/", "www", false, 0},
+    {"/fragments/", "fragments", true, 0},
+    {"/assets/", "assets", false, 0},
+};
+#define DEFAULT_ROUTE_COUNT (sizeof(default_routes) / sizeof(default_routes[0]))
+
+/* Settings are made on the start-up path (and by SIGHUP's thread, which has
+ * nothing to fall back on either): out of memory there ends the process. */
+static void *must(void *p)
+{
+    if (!p) {
+        fputs("folio: out of memory\n", stderr);
+        exit(1);
+    }
+    return p;
+}
+
+static char *xstrdup(const char *s)
+{
+    return must(strdup(s));
+}
+
+void config_init(struct config *c)
+{
+    *c = (struct config){
+        .root = xstrdup("."),
+        .host = xstrdup("127.0.0.1"),
+        .base_path = xstrdup(""),
+        .port = 8000,
+        .live_reload = -1,
+        .max_age = 3600,
+        .timeout = 30,
+        .grace = 10,
+        .connection_limit = 1024,
+        .per_ip_limit = 256,
+        .header_limit = 32 * 1024,
+        .cache_size = 64u << 20,
+        .gzip_level = 6,
+        .header_timeout = 60,
+        .send_rate = 1024,
+        .event_stream_limit = 200,
+        .poll_interval = 500,
+    };
+    c->routes = must(calloc(DEFAULT_ROUTE_COUNT, sizeof(*c->routes)));
+    for (size_t i = 0; i < DEFAULT_ROUTE_COUNT; i++) {
+        c->routes[i] = (struct config_route){xstrdup(default_routes[i].prefix),
+                                             xstrdup(default_routes[i].dir), default_routes[i].fragments, 0};
+    }
+    c->route_count = DEFAULT_ROUTE_COUNT;
+}
+
+static void routes_free(struct config *c)
+{
+    for (size_t i = 0; i < c->route_count; i++) {
+        free(c->routes[i].prefix);
+        free(c->routes[i].dir);
+    }
+    free(c->routes);
+    c->routes = NULL;
+    c->route_count = 0;
+}
+
+void config_finish(struct config *c)
+{
+    free(c->root);
+    free(c->config_path);
+    free(c->host);
+    free(c->base_path);
+    routes_free(c);
+    free(c->health_url);
+    *c = (struct config){0};
+}
+
+bool config_live_reload(const struct config *c)
+{
+    return c->live_reload < 0 ? !c->production : c->live_reload;
+}
+
+const struct setting *config_find_setting(const char *key)
+{
+    char name[64];
+    size_t n = strlen(key);
+    if (n >= sizeof(name)) {
+        return NULL;
+    }
+    for (size_t i = 0; i <= n; i++) { /* live_reload, LIVE_RELOAD and live-reload are one key */
+        name[i] = key[i] == '_' ? '-' : (char)tolower((unsigned char)key[i]);
+    }
+    for (size_t i = 0; i < config_setting_count; i++) {
+        if (strcmp(config_settings[i].name, name) == 0) {
+            return &config_settings[i];
+        }
+    }
+    return NULL;
+}
+
+bool config_setting_is_yes_no(const struct setting *s)
+{
+    return s->kind == KIND_BOOL || s->kind == KIND_TRISTATE;
+}
+
+bool config_fail(char *err, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+void config_source_set(struct config_source *s, const char *name, int line)
+{
+    snprintf(s->name, sizeof(s->name), "%s", name);
+    s->line = line;
+}
+
+void config_note_source(struct config *c, const char *key, const char *name, int line)
+{
+    const struct setting *s = config_find_setting(key);
+    if (s && strcmp(s->name, "root") == 0) {
+        config_source_set(&c->root_from, name, line);
+    } else if (s && strcmp(s->name, "host") == 0) {
+        config_source_set(&c->host_from, name, line);
+    }
+}
+
+static bool parse_bool(const char *v, bool *out)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0 || strcasecmp(v, no[i]) == 0) {
+            *out = strcasecmp(v, yes[i]) == 0;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Digits with an optional K, M or G suffix (powers of 1024). */
+static bool parse_unsigned(const char *v, bool with_suffix, unsigned long long *out)
+{
+    if (!isdigit((unsigned char)v[0])) {
+        return false;
+    }
+    errno = 0;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno) {
+        return false;
+    }
+    if (with_suffix && *end) {
+        const char *units = "KMG";
+        const char *u = strchr(units, toupper((unsigned char)*end));
+        if (!u || end[1] != '\0' || n > (ULLONG_MAX >> 30)) {
+            return false;
+        }
+        n <<= 10 * (u - units + 1);
+        end++;
+    }
+    *out = n;
+    return *end == '\0';
+}
+
+static bool set_string(char **field, const char *name, const char *value, char *err,
+                       size_t err_size)
+{
+    char tidy[URL_PREFIX_MAX];
+    if (strcmp(name, "base-path") == 0) {
+        if (!url_prefix_clean(value, tidy, sizeof(tidy))) {
+            return config_fail(err, err_size, "'%s' is not a URL path like /article", value);
+        }
+        value = tidy;
+    } else if (!value[0]) {
+        return config_fail(err, err_size, "needs a value");
+    }
+    free(*field);
+    *field = xstrdup(value);
+    return true;
+}
+
+static bool set_choice(unsigned *field, const struct setting *s, const char *value, char *err,
+                       size_t err_size)
+{
+    for (unsigned i = s->min; i <= s->max; i++) {
+        if (strcasecmp(value, s->choices[i]) == 0) {
+            *field = i;
+            return true;
+        }
+    }
+    return config_fail(err, err_size, "'%s' is not %s", value,
+                       s->choices == log_choices ? "a log format (common, combined, json)"
+                                                 : "auto, inotify or poll");
+}
+
+bool config_set(struct config *c, const char *key, const char *value, char *err, size_t err_size)
+{
+    const struct setting *s = config_find_setting(key);
+    if (!s) {
+        return config_fail(err, err_size, "unknown setting '%s'", key);
+    }
+    void *field = (char *)c + s->offset;
+    bool b;
+    unsigned long long n;
+    switch (s->kind) {
+    case KIND_STRING:
+        return set_string(field, s->name, value, err, err_size);
+    case KIND_UINT:
+    case KIND_BYTES:
+        if (!parse_unsigned(value, s->kind == KIND_BYTES, &n) || n < s->min || n > s->max) {
+            return config_fail(err, err_size, "'%s' is not a%s number from %u to %u", value,
+                               s->kind == KIND_BYTES ? " byte" : "", s->min, s->max);
+        }
+        *(unsigned *)field = (unsigned)n;
+        return true;
+    case KIND_BOOL:
+    case KIND_TRISTATE:
+        if (!parse_bool(value, &b)) {
+            return config_fail(err, err_size, "'%s' is not a yes/no value (true, false, on, off, 1, 0)",
+                               value);
+        }
+        if (s->kind == KIND_BOOL) {
+            *(bool *)field = b;
+        } else {
+            *(int *)field = b;
+        }
+        return true;
+    case KIND_CHOICE:
+        return set_choice(field, s, value, err, err_size);
+    }
+    return false;
+}
+
+/* Splits "folder, fragments" into the folder (a new string) and the mark. */
+static char *route_folder(const char *value, bool *fragments)
+{
+    const char *comma = strrchr(value, ',');
+    const char *mark = comma ? comma + 1 + strspn(comma + 1, " \t") : NULL;
+    *fragments = mark && strcmp(mark, "fragments") == 0;
+    size_t len = *fragments ? (size_t)(comma - value) : strlen(value);
+    while (len > 0 && (value[len - 1] == ' ' || value[len - 1] == '\t')) {
+        len--;
+    }
+    return must(strndup(value, len));
+}
+
+/* The index of the route mounted at prefix ("/x/"), or route_count. */
+static size_t route_index(const struct config *c, const char *prefix)
+{
+    size_t i = 0;
+    while (i < c->route_count && strcmp(c->routes[i].prefix, prefix) != 0) {
+        i++;
+    }
+    return i;
+}
+
+/* config_set_route once the prefix is whole ("/x/") and the folder and the mark apart. */
+static void put_route(struct config *c, char *prefix, const char *dir, bool fragments, int line)
+{
+    size_t i = route_index(c, prefix);
+    if (!dir[0]) { /* "/x/ =": unmount */
+        if (i < c->route_count) {
+            free(c->routes[i].prefix);
+            free(c->routes[i].dir);
+            c->routes[i] = c->routes[--c->route_count];
+        }
+        free(prefix);
+        return;
+    }
+    fragments = fragments || strcmp(prefix, "/fragments/") == 0;
+    if (i == c->route_count) {
+        c->routes = must(realloc(c->routes, (c->route_count + 1) * sizeof(*c->routes)));
+        c->routes[c->route_count++] = (struct config_route){prefix, xstrdup(dir), fragments, line};
+        return;
+    }
+    free(prefix);
+    free(c->routes[i].dir);
+    c->routes[i] = (struct config_route){c->routes[i].prefix, xstrdup(dir), fragments, line};
+}
+
+bool config_set_route(struct config *c, const char *prefix, const char *value, int line, char *err,
+                      size_t err_size)
+{
+    char tidy[URL_PREFIX_MAX];
+    if (prefix[0] != '/' || !url_prefix_clean(prefix, tidy, sizeof(tidy))) {
+        return config_fail(err, err_size, "route '%s' is not a URL path like /assets/", prefix);
+    }
+    if (strncmp(prefix, "/__folio", 8) == 0) {
+        return config_fail(err, err_size, "route '%s' is inside /__folio/, which folio keeps for itself",
+                           prefix);
+    }
+    size_t len = strlen(tidy);
+    char *whole = must(malloc(len + 2));
+    memcpy(whole, tidy, len);
+    memcpy(whole + len, "/", 2);
+    bool fragments;
+    char *folder = route_folder(value, &fragments);
+    put_route(c, whole, folder, fragments, line);
+    free(folder);
+    return true;
+}
+
+static bool routes_equal(const struct config *a, const struct config *b)
+{
+    if (a->route_count != b->route_count) {
+        return false;
+    }
+    for (size_t i = 0; i < a->route_count; i++) {
+        if (strcmp(a->routes[i].prefix, b->routes[i].prefix) || strcmp(a->routes[i].dir, b->routes[i].dir) ||
+            a->routes[i].fragments != b->routes[i].fragments) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool setting_equal(const struct config *a, const struct config *b, const struct setting *s)
+{
+    const void *x = (const char *)a + s->offset, *y = (const char *)b + s->offset;
+    switch (s->kind) {
+    case KIND_STRING:
+        return strcmp(*(char *const *)x, *(char *const *)y) == 0;
+    case KIND_UINT:
+    case KIND_BYTES:
+    case KIND_CHOICE:
+        return *(const unsigned *)x == *(const unsigned *)y;
+    case KIND_BOOL:
+        return *(const bool *)x == *(const bool *)y;
+    case KIND_TRISTATE:
+        return *(const int *)x == *(const int *)y;
+    }
+    return true;
+}
+
+/* Sets fresh's value of s back to running's. */
+static void keep_running(struct config *fresh, const struct config *running, const struct setting *s)
+{
+    void *dst = (char *)fresh + s->offset;
+    const void *src = (const char *)running + s->offset;
+    switch (s->kind) {
+    case KIND_STRING:
+        free(*(char **)dst);
+        *(char **)dst = xstrdup(*(char *const *)src);
+        return;
+    case KIND_UINT:
+    case KIND_BYTES:
+    case KIND_CHOICE:
+        *(unsigned *)dst = *(const unsigned *)src;
+        return;
+    case KIND_BOOL:
+        *(bool *)dst = *(const bool *)src;
+        return;
+    case KIND_TRISTATE:
+        *(int *)dst = *(const int *)src;
+        return;
+    }
+}
+
+static void keep_running_routes(struct config *fresh, const struct config *running)
+{
+    routes_free(fresh);
+    fresh->routes = must(calloc(running->route_count ? running->route_count : 1, sizeof(*fresh->routes)));
+    for (size_t i = 0; i < running->route_count; i++) {
+        fresh->routes[i] = running->routes[i];
+        fresh->routes[i].prefix = xstrdup(running->routes[i].prefix);
+        fresh->routes[i].dir = xstrdup(running->routes[i].dir);
+    }
+    fresh->route_count = running->route_count;
+}
+
+void config_settle(struct config *fresh, const struct config *running, char *restart,
+                   size_t restart_size)
+{
+    size_t used = 0;
+    restart[0] = '\0';
+    for (size_t i = 0; i < config_setting_count; i++) {
+        const struct setting *s = &config_settings[i];
+        if (s->live || setting_equal(fresh, running, s)) {
+            continue;
+        }
+        keep_running(fresh, running, s);
+        if (used < restart_size) {
+            used += (size_t)snprintf(restart + used, restart_size - used, "%s%s", used ? ", " : "", s->name);
+        }
+    }
+    if (!routes_equal(fresh, running)) {
+        keep_running_routes(fresh, running);
+        if (used < restart_size) {
+            snprintf(restart + used, restart_size - used, "%s[routes]", used ? ", " : "");
+        }
+    }
+}

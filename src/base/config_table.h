@@ -1,0 +1,50 @@
+/* config_table: the settings table, shared by the three config files only
+ * (config.h is the module's interface). One row per setting is the single
+ * source for its INI key, FOLIO_* variable, flag, bounds and --help text.
+ */
+#ifndef FOLIO_CONFIG_TABLE_H
+#define FOLIO_CONFIG_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+enum setting_kind { KIND_STRING, KIND_UINT, KIND_BYTES, KIND_BOOL, KIND_TRISTATE, KIND_CHOICE };
+
+struct setting {
+    const char *name;
+    enum setting_kind kind;
+    size_t offset;
+    unsigned min, max;          /* KIND_CHOICE: indexes into choices */
+    const char *arg, *help;
+    const char *const *choices; /* KIND_CHOICE: the words it takes */
+    bool live;                  /* a SIGHUP applies it to the next request */
+};
+
+extern const struct setting config_settings[];
+extern const size_t config_setting_count;
+
+/* The row for key ("live_reload", "LIVE_RELOAD" and "live-reload" are one),
+ * or NULL. */
+const struct setting *config_find_setting(const char *key);
+
+/* True for a yes/no setting (--x and --no-x). */
+bool config_setting_is_yes_no(const struct setting *s);
+
+/* Writes the reason (printf-style) into err and returns false. */
+bool config_fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Remembers where the setting named key was set last (root and host are the
+ * ones config_check names). */
+void config_note_source(struct config *c, const char *key, const char *name, int line);
+
+/* [routes] "/prefix/ = folder[, fragments]": adds, replaces or (empty
+ * folder) removes a mount; line: where the file set it. */
+bool config_set_route(struct config *c, const char *prefix, const char *value, int line, char *err,
+                      size_t err_size);
+
+/* Copies text into a source's name (cut if it must be). */
+void config_source_set(struct config_source *s, const char *name, int line);
+
+#endif
