@@ -1,6 +1,6 @@
-/* Tests for the watcher: the window's rules on a fake clock (watch_window.c),
- * and the backends (watch_inotify.c, the stat walk in watch_poll.c) against
- * a real temporary folder, most tests against both. The backends run
+/* Tests for the watcher: the backends (watch_inotify.c, the stat walk in watch_poll.c) against
+ * a real temporary folder, most tests against both (the window's own rules:
+ * test_watch_window.c). The backends run
  * stepped (no thread) on a fake clock: what the kernel queued, or what a
  * walk finds, is real; the time that passes is stepped, so a test waits for
  * no deadline. One test runs each backend on its own thread and clock. */
@@ -20,190 +20,16 @@
 #include "test_helpers.h"
 #include "live/watch.h"
 #include "live/watch_path.h"
-#include "live/watch_window.h"
 
-
-#define MAX_BATCHES 64
-#define MAX_CHANGES 64
-
-/* What the callback saw, copied out of the watcher's turn (or thread). */
-struct seen_batch {
-    int64_t at_ms; /* when the callback ran, on the rig's clock */
-    bool overflow;
-    size_t n;
-    int ids[MAX_CHANGES];
-    char paths[MAX_CHANGES][128];
-};
-
-/* A watch, the clock it reads, and what it reported. Stepped: the fake
- * clock is read and moved by the test thread only. */
-struct rig {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct seen_batch batches[MAX_BATCHES];
-    size_t nbatches, taken;
-    size_t swaps;
-    uint64_t now;             /* the fake clock */
-    struct watch_clock clock;
-    bool threaded;            /* real clock and thread: waits on cv */
-    struct watch *w;
-};
 
 struct fixture {
     char root[64];
     char root2[64];
     const char *roots[2]; /* borrowed by the watch: lives as long */
-    struct rig t;
+    struct th_rig t;
 };
 
-static uint64_t fake_now(void *ctx)
-{
-    return *(const uint64_t *)ctx;
-}
-
-/* Starts the fake clock somewhere past 0 (0 means "no window"). */
-static void rig_init(struct rig *t)
-{
-    *t = (struct rig){.now = 1000000};
-    t->clock = (struct watch_clock){.now_ms = fake_now, .ctx = &t->now};
-    pthread_mutex_init(&t->mu, NULL);
-    pthread_cond_init(&t->cv, NULL);
-}
-
-static void rig_finish(struct rig *t)
-{
-    watch_destroy(t->w);
-    t->w = NULL;
-    pthread_mutex_destroy(&t->mu);
-    pthread_cond_destroy(&t->cv);
-}
-
-static int64_t rig_now(const struct rig *t)
-{
-    return t->threaded ? th_now_ms() : (int64_t)t->now;
-}
-
-static void record(void *ctx, const struct watch_batch *b)
-{
-    struct rig *r = ctx;
-    pthread_mutex_lock(&r->mu);
-    if (r->nbatches < MAX_BATCHES) {
-        struct seen_batch *s = &r->batches[r->nbatches++];
-        s->at_ms = rig_now(r);
-        s->overflow = b->overflow;
-        s->n = 0;
-        for (size_t i = 0; i < b->n && i < MAX_CHANGES; i++) {
-            s->ids[i] = b->changes[i].id;
-            snprintf(s->paths[i], sizeof s->paths[i], "%s", b->changes[i].relpath);
-            s->n++;
-        }
-    }
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
-
-static void record_swap(void *ctx, int id, bool there)
-{
-    (void)id;
-    (void)there;
-    struct rig *r = ctx;
-    pthread_mutex_lock(&r->mu);
-    r->swaps++;
-    pthread_mutex_unlock(&r->mu);
-}
-
-/* Watches @n @paths with a 100 ms window (polling every 50 ms), stepped on
- * the rig's fake clock. */
-static struct watch *rig_watch(struct rig *t, const char *const *paths, size_t n,
-                               enum watch_mode mode)
-{
-    const struct watch_options opt = {.mode = mode, .debounce_ms = 100,
-                                      .poll_interval_ms = 50, .clock = &t->clock,
-                                      .stepped = true};
-    t->w = watch_create(paths, n, &opt, record, record_swap, t);
-    return t->w;
-}
-
-/* The next batch not yet taken, if any. */
-static const struct seen_batch *take(struct rig *t)
-{
-    const struct seen_batch *b = NULL;
-    pthread_mutex_lock(&t->mu);
-    if (t->taken < t->nbatches) {
-        b = &t->batches[t->taken++];
-    }
-    pthread_mutex_unlock(&t->mu);
-    return b;
-}
-
-/* Lets @ms pass on the fake clock, the watcher taking its turns when they
- * are due (what its thread would do while the test slept); with @until_batch,
- * stops at the first batch and returns it. */
-static const struct seen_batch *run_for(struct rig *t, unsigned ms, bool until_batch)
-{
-    uint64_t end = t->now + ms;
-    for (;;) {
-        int due = watch_step(t->w);
-        const struct seen_batch *b = until_batch ? take(t) : NULL;
-        if (b != NULL || t->now >= end) {
-            return b;
-        }
-        uint64_t step = due > 0 ? (uint64_t)due : 1;
-        t->now += step < end - t->now ? step : end - t->now;
-    }
-}
-
-/* Lets @ms pass (a test spacing out its writes). */
-static void pass(struct rig *t, unsigned ms)
-{
-    run_for(t, ms, false);
-}
-
-/* Waits for a real thread's batch, up to @ms of real time. */
-static const struct seen_batch *await_batch(struct rig *r, unsigned ms)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&r->mu);
-    while (r->taken == r->nbatches) {
-        if (pthread_cond_timedwait(&r->cv, &r->mu, &until) == ETIMEDOUT) {
-            break;
-        }
-    }
-    pthread_mutex_unlock(&r->mu);
-    return take(r);
-}
-
-/* The next batch, or NULL if none comes within @ms (on the rig's clock). */
-static const struct seen_batch *next_batch(struct rig *t, unsigned ms)
-{
-    if (t->threaded) {
-        return await_batch(t, ms);
-    }
-    const struct seen_batch *b = take(t);
-    return b != NULL ? b : run_for(t, ms, true);
-}
-
-/* Steps until the watch counts @want folders, or @ms pass. */
-static bool wait_count(struct rig *t, size_t want, unsigned ms)
-{
-    uint64_t end = t->now + ms;
-    while (watch_count(t->w) != want) {
-        if (t->now >= end) {
-            return false;
-        }
-        pass(t, 5);
-    }
-    return true;
-}
-
-static bool batch_has(const struct seen_batch *b, int id, const char *path)
+static bool batch_has(const struct th_seen_batch *b, int id, const char *path)
 {
     for (size_t i = 0; i < b->n; i++) {
         if (b->ids[i] == id && strcmp(b->paths[i], path) == 0) {
@@ -226,7 +52,7 @@ static int setup_mode(void **state, enum watch_mode mode)
     snprintf(f->root2, sizeof f->root2, "/tmp/folio-watch2-XXXXXX");
     assert_non_null(mkdtemp(f->root));
     assert_non_null(mkdtemp(f->root2));
-    rig_init(&f->t);
+    th_rig_init(&f->t);
     /* Present before the watch starts: a subfolder, a file, a dot-folder. */
     char p[256];
     path_of(p, sizeof p, f->root, "sub");
@@ -237,7 +63,7 @@ static int setup_mode(void **state, enum watch_mode mode)
     th_write_file(f->root, "sub/page.html", "<p>");
     f->roots[0] = f->root;
     f->roots[1] = f->root2;
-    assert_non_null(rig_watch(&f->t, f->roots, 2, mode));
+    assert_non_null(th_rig_watch(&f->t, f->roots, 2, mode));
     *state = f;
     return 0;
 }
@@ -248,7 +74,7 @@ static int setup_poll(void **state) { return setup_mode(state, WATCH_POLL); }
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    rig_finish(&f->t);
+    th_rig_finish(&f->t);
     th_remove_tree(f->root);
     th_remove_tree(f->root2);
     free(f);
@@ -279,207 +105,6 @@ static void test_ignored_names(void **state)
     }
 }
 
-/* The window alone, on a fake clock: trailing edge, cap, writers, swaps. */
-struct window_rig {
-    uint64_t now;
-    struct watch_clock clock;
-    struct watch_window win;
-    size_t calls;
-    struct watch_batch last;   /* of the latest call; changes copied below */
-    size_t n;
-    char paths[4][32];
-};
-
-static void window_record(void *ctx, const struct watch_batch *b)
-{
-    struct window_rig *r = ctx;
-    r->calls++;
-    r->last = *b;
-    r->last.changes = NULL;
-    r->n = b->n;
-    for (size_t i = 0; i < b->n && i < 4; i++) {
-        snprintf(r->paths[i], sizeof r->paths[i], "%s", b->changes[i].relpath);
-    }
-}
-
-static void window_setup(struct window_rig *r, unsigned debounce_ms)
-{
-    *r = (struct window_rig){.now = 5000};
-    r->clock = (struct watch_clock){.now_ms = fake_now, .ctx = &r->now};
-    watch_window_init(&r->win, debounce_ms, &r->clock);
-}
-
-static void note(struct window_rig *r, const char *rel, bool appear, bool gone, int writing)
-{
-    char *copy = strdup(rel);
-    assert_non_null(copy);
-    watch_window_note(&r->win, 0, copy, appear, gone, writing);
-}
-
-static void test_window_debounce_and_cap(void **state)
-{
-    (void)state;
-    struct window_rig r;
-    window_setup(&r, 100);
-    assert_false(watch_window_is_open(&r.win));
-    uint64_t t0 = r.now;
-    note(&r, "a.css", false, false, -1);
-    assert_true(watch_window_is_open(&r.win));
-    assert_int_equal(watch_window_due(&r.win, false), t0 + 100);
-    r.now += 50;
-    note(&r, "a.css", false, false, -1);
-    assert_int_equal(watch_window_due(&r.win, false), t0 + 150); /* trailing edge */
-    /* A stream with no 100 ms gap is cut at 8 x 100 ms after its first. */
-    for (int i = 0; i < 130; i++) {
-        r.now += 10;
-        note(&r, "a.css", false, false, -1);
-    }
-    assert_int_equal(watch_window_cap(&r.win), t0 + 800);
-    assert_int_equal(watch_window_due(&r.win, false), t0 + 800);
-    watch_window_flush(&r.win, window_record, &r);
-    assert_int_equal(r.calls, 1);
-    assert_int_equal(r.n, 1);
-    assert_string_equal(r.paths[0], "a.css");
-    assert_false(watch_window_is_open(&r.win));
-    /* A short debounce still waits 100 ms at the most. */
-    watch_window_finish(&r.win);
-    window_setup(&r, 10);
-    t0 = r.now;
-    note(&r, "b.css", false, false, -1);
-    assert_int_equal(watch_window_cap(&r.win), t0 + 100);
-    watch_window_finish(&r.win);
-}
-
-static void test_window_writer_holds(void **state)
-{
-    (void)state;
-    struct window_rig r;
-    window_setup(&r, 100);
-    uint64_t t0 = r.now;
-    note(&r, "big.css", true, false, 1); /* written, not yet closed */
-    assert_int_equal(watch_window_due(&r.win, false), t0 + WATCH_WRITE_IDLE_MS);
-    for (int i = 0; i < 6; i++) {
-        r.now += 900;
-        note(&r, "big.css", false, false, 1);
-    }
-    /* Still writing after 5.4 s: flushed at the writer's cap all the same. */
-    assert_int_equal(watch_window_due(&r.win, false), t0 + WATCH_WRITE_CAP_MS);
-    r.now += 10;
-    note(&r, "big.css", false, false, 0); /* closed */
-    assert_int_equal(watch_window_due(&r.win, false), t0 + 800);
-    watch_window_flush(&r.win, window_record, &r);
-    /* An overflow does not wait for writers: everything reloads anyway. */
-    t0 = r.now;
-    note(&r, "big.css", false, false, 1);
-    watch_window_overflow(&r.win);
-    assert_int_equal(watch_window_due(&r.win, false), t0 + 100);
-    watch_window_finish(&r.win);
-}
-
-static void test_window_swap_holds(void **state)
-{
-    (void)state;
-    struct window_rig r;
-    window_setup(&r, WATCH_DEBOUNCE_DEFAULT_MS);
-    uint64_t t0 = r.now;
-    watch_window_swap(&r.win);
-    /* Missing: held up to the swap's cap (5 s), then flushed all the same. */
-    assert_true(watch_window_held(&r.win, true));
-    assert_int_equal(watch_window_due(&r.win, true), t0 + WATCH_SWAP_CAP_MS);
-    r.now = t0 + WATCH_SWAP_CAP_MS;
-    assert_false(watch_window_held(&r.win, true));
-    assert_true(watch_window_due(&r.win, true) <= r.now);
-    watch_window_flush(&r.win, window_record, &r);
-    assert_int_equal(r.calls, 1);
-    assert_true(r.last.overflow);
-    /* Renamed into place (mv, ln -sfn): the usual debounce. */
-    t0 = r.now;
-    watch_window_swap(&r.win);
-    assert_false(watch_window_held(&r.win, false));
-    assert_int_equal(watch_window_due(&r.win, false), t0 + WATCH_DEBOUNCE_DEFAULT_MS);
-    /* Made in place (mkdir, cp -r): quiet for 200 ms after its last event. */
-    watch_window_filling(&r.win);
-    r.now += 40;
-    note(&r, "d0/f.css", true, false, -1);
-    assert_int_equal(watch_window_due(&r.win, false), t0 + 40 + WATCH_SWAP_QUIET_MS);
-    watch_window_flush(&r.win, window_record, &r);
-    assert_int_equal(r.calls, 2);
-    assert_true(r.last.overflow);
-    watch_window_finish(&r.win);
-    /* A debounce longer than the quiet is kept. */
-    window_setup(&r, 300);
-    t0 = r.now;
-    watch_window_swap(&r.win);
-    watch_window_filling(&r.win);
-    assert_int_equal(watch_window_due(&r.win, false), t0 + 300);
-    watch_window_finish(&r.win);
-}
-
-static void test_window_poll_settled(void **state)
-{
-    (void)state;
-    struct window_rig r;
-    window_setup(&r, 100);
-    assert_false(watch_window_settled(&r.win, false, false)); /* no window */
-    note(&r, "a.css", false, false, -1);
-    assert_false(watch_window_settled(&r.win, true, false));  /* still news */
-    r.now += 100;
-    assert_true(watch_window_settled(&r.win, false, false));  /* a walk found none */
-    watch_window_flush(&r.win, window_record, &r);
-    /* News on every walk: flushed at the cap. */
-    uint64_t t0 = r.now;
-    note(&r, "a.css", false, false, -1);
-    r.now = t0 + 800;
-    assert_true(watch_window_settled(&r.win, true, false));
-    watch_window_flush(&r.win, window_record, &r);
-    /* After a swap a poll waits 200 ms without news; while missing, the cap. */
-    t0 = r.now;
-    watch_window_swap(&r.win);
-    r.now = t0 + 100;
-    assert_false(watch_window_settled(&r.win, false, false));
-    r.now = t0 + WATCH_SWAP_QUIET_MS;
-    assert_true(watch_window_settled(&r.win, false, false));
-    assert_false(watch_window_settled(&r.win, false, true));
-    r.now = t0 + WATCH_SWAP_CAP_MS;
-    assert_true(watch_window_settled(&r.win, true, true));
-    watch_window_finish(&r.win);
-}
-
-static void test_window_batch(void **state)
-{
-    (void)state;
-    struct window_rig r;
-    window_setup(&r, 100);
-    /* A temp file that came and went inside one window never shows ... */
-    note(&r, "sedAb12Cd", true, false, -1);
-    note(&r, "sedAb12Cd", false, true, 0);
-    watch_window_flush(&r.win, window_record, &r);
-    assert_int_equal(r.calls, 0);
-    /* ... nor beside a real change, which is deduplicated. */
-    note(&r, "sedAb12Cd", true, false, -1);
-    note(&r, "style.css", false, false, -1);
-    note(&r, "sedAb12Cd", false, true, 0);
-    note(&r, "style.css", false, false, -1);
-    watch_window_flush(&r.win, window_record, &r);
-    assert_int_equal(r.calls, 1);
-    assert_int_equal(r.n, 1);
-    assert_string_equal(r.paths[0], "style.css");
-    assert_false(r.last.overflow);
-    /* Too many changes for one batch, or no memory to name one: overflow. */
-    for (unsigned i = 0; i <= WATCH_MAX_BATCH; i++) {
-        char rel[32];
-        snprintf(rel, sizeof rel, "f%u", i);
-        note(&r, rel, false, false, -1);
-    }
-    watch_window_flush(&r.win, window_record, &r);
-    assert_true(r.last.overflow);
-    assert_int_equal(r.n, WATCH_MAX_BATCH);
-    watch_window_note(&r.win, 0, NULL, false, false, -1);
-    watch_window_flush(&r.win, window_record, &r);
-    assert_true(r.last.overflow);
-    watch_window_finish(&r.win);
-}
-
 static void test_count(void **state)
 {
     struct fixture *f = *state;
@@ -487,42 +112,42 @@ static void test_count(void **state)
     assert_int_equal(watch_count(f->t.w), 3);
     assert_int_equal(watch_count(NULL), 0);
     /* Nothing happened: no batch. */
-    assert_null(next_batch(&f->t, 150));
+    assert_null(th_next_batch(&f->t, 150));
 }
 
 static void test_write_is_one_batch(void **state)
 {
     struct fixture *f = *state;
     /* Several writes in a burst: one callback, one deduplicated change. */
-    int64_t start = rig_now(&f->t);
+    int64_t start = th_rig_now(&f->t);
     for (int i = 0; i < 5; i++) {
         th_write_file(f->root, "style.css", "b{}");
     }
-    int64_t burst = rig_now(&f->t) - start;
-    const struct seen_batch *b = next_batch(&f->t, 2000);
+    int64_t burst = th_rig_now(&f->t) - start;
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "style.css"));
     if (burst < 50) {
-        assert_null(next_batch(&f->t, 150));
+        assert_null(th_next_batch(&f->t, 150));
     } else {
         /* A starved test thread (a loaded CI machine) spread the burst past
          * the window: a second batch is right then, but still only this file. */
-        while ((b = next_batch(&f->t, 150)) != NULL) {
+        while ((b = th_next_batch(&f->t, 150)) != NULL) {
             assert_int_equal(b->n, 1);
             assert_true(batch_has(b, 0, "style.css"));
         }
     }
 
     th_write_file(f->root, "sub/page.html", "<p>x");
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "sub/page.html"));
 
     th_write_file(f->root2, "x.js", "1");
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 1, "x.js"));
@@ -537,7 +162,7 @@ static void test_atomic_saves(void **state)
     path_of(from, sizeof from, f->root, "sedAb12Cd");
     path_of(to, sizeof to, f->root, "style.css");
     assert_int_equal(rename(from, to), 0);
-    const struct seen_batch *b = next_batch(&f->t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "style.css"));
@@ -553,7 +178,7 @@ static void test_atomic_saves(void **state)
     assert_int_equal(rename(from, to), 0);
     th_write_file(f->root, "style.css", "d{}");
     assert_int_equal(unlink(to), 0);
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "style.css"));
@@ -564,7 +189,7 @@ static void test_atomic_saves(void **state)
     th_write_file(f->root, ".#style.css", "1");
     th_write_file(f->root, "#style.css#", "1");
     th_write_file(f->root, "sub/.hidden", "1");
-    assert_null(next_batch(&f->t, 200));
+    assert_null(th_next_batch(&f->t, 200));
 }
 
 static void test_delete_and_create(void **state)
@@ -573,13 +198,13 @@ static void test_delete_and_create(void **state)
     char p[256];
     path_of(p, sizeof p, f->root, "sub/page.html");
     assert_int_equal(unlink(p), 0);
-    const struct seen_batch *b = next_batch(&f->t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "sub/page.html"));
 
     th_write_file(f->root, "new.html", "n");
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "new.html"));
@@ -596,14 +221,14 @@ static void test_new_folders(void **state)
     path_of(p, sizeof p, f->root, "a/b");
     assert_int_equal(mkdir(p, 0755), 0);
     th_write_file(f->root, "a/b/c.css", "c");
-    const struct seen_batch *b = next_batch(&f->t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "a/b/c.css"));
     assert_int_equal(watch_count(f->t.w), 5);
 
     /* The new folders are watched: a later write there is seen. */
     th_write_file(f->root, "a/b/d.css", "d");
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "a/b/d.css"));
@@ -614,19 +239,19 @@ static void test_new_folders(void **state)
     th_write_file(outside, "moved.html", "m");
     path_of(p, sizeof p, f->root, "in");
     assert_int_equal(rename(outside, p), 0);
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "in/moved.html"));
     assert_int_equal(watch_count(f->t.w), 6);
 
     /* Moved out again: reported, and no longer watched. */
     assert_int_equal(rename(p, outside), 0);
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "in"));
     assert_int_equal(watch_count(f->t.w), 5);
     th_write_file(outside, "moved.html", "again");
-    assert_null(next_batch(&f->t, 200));
+    assert_null(th_next_batch(&f->t, 200));
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", outside);
     assert_int_equal(system(cmd), 0);
@@ -634,10 +259,10 @@ static void test_new_folders(void **state)
     /* A folder deleted: reported; its watches go. */
     snprintf(cmd, sizeof cmd, "rm -rf '%s/a'", f->root);
     assert_int_equal(system(cmd), 0);
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "a"));
-    assert_true(wait_count(&f->t, 3, 2000));
+    assert_true(th_wait_count(&f->t, 3, 2000));
 }
 
 static void test_max_wait(void **state)
@@ -646,13 +271,13 @@ static void test_max_wait(void **state)
     /* Writes every 10 ms for 1.3 s never leave a 100 ms gap, yet the window
      * is capped at 8 x 100 ms: a batch must come while the writes go on,
      * and each batch is exactly that one file. */
-    int64_t first = rig_now(&f->t), last = first;
+    int64_t first = th_rig_now(&f->t), last = first;
     for (int i = 0; i < 130; i++) {
         th_write_file(f->root, "style.css", "s");
-        last = rig_now(&f->t);
-        pass(&f->t, 10);
+        last = th_rig_now(&f->t);
+        th_pass(&f->t, 10);
     }
-    const struct seen_batch *b = next_batch(&f->t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     if (b->at_ms >= last) {
         fail_msg("the first batch came %lld ms after the first write, after the last one (%lld ms)",
@@ -662,7 +287,7 @@ static void test_max_wait(void **state)
         assert_false(b->overflow);
         assert_int_equal(b->n, 1);
         assert_true(batch_has(b, 0, "style.css"));
-    } while ((b = next_batch(&f->t, 400)) != NULL);
+    } while ((b = th_next_batch(&f->t, 400)) != NULL);
     /* And the stream's tail was flushed after it ended. */
     pthread_mutex_lock(&f->t.mu);
     int64_t tail = f->t.batches[f->t.nbatches - 1].at_ms;
@@ -681,14 +306,14 @@ static void test_slow_write_is_one_change(void **state)
     assert_true(fd >= 0);
     for (int i = 0; i < 16; i++) {
         assert_int_equal(write(fd, "p{}\n", 4), 4);
-        pass(&f->t, 60);
+        th_pass(&f->t, 60);
     }
-    assert_null(next_batch(&f->t, 1));
+    assert_null(th_next_batch(&f->t, 1));
     assert_int_equal(close(fd), 0);
-    const struct seen_batch *b = next_batch(&f->t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "big.css"));
-    assert_null(next_batch(&f->t, 300));
+    assert_null(th_next_batch(&f->t, 300));
 }
 
 static void test_root_removed_is_held_then_back(void **state)
@@ -696,19 +321,19 @@ static void test_root_removed_is_held_then_back(void **state)
     struct fixture *f = *state;
     th_remove_tree(f->root2);
     /* A swap under way: no reload while the folder is missing ... */
-    assert_null(next_batch(&f->t, 300));
+    assert_null(th_next_batch(&f->t, 300));
     /* ... but not forever: at the cap the consumer is told all the same. */
-    const struct seen_batch *b = next_batch(&f->t, WATCH_SWAP_CAP_MS + 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, WATCH_SWAP_CAP_MS + 2000);
     assert_non_null(b);
     assert_true(b->overflow);
     /* Back again: an overflow too (its files may all be new), then it is
      * watched as before. */
     assert_int_equal(mkdir(f->root2, 0755), 0);
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(b->overflow);
     th_write_file(f->root2, "back.css", "b");
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
@@ -728,20 +353,20 @@ static void test_root_rebuilt_slowly(void **state)
         snprintf(rel, sizeof rel, "d%d", i);
         path_of(p, sizeof p, f->root2, rel);
         assert_int_equal(mkdir(p, 0755), 0);
-        pass(&f->t, 40); /* a slow copy */
+        th_pass(&f->t, 40); /* a slow copy */
         snprintf(rel, sizeof rel, "d%d/f.css", i);
         th_write_file(f->root2, rel, "f");
     }
-    const struct seen_batch *b = next_batch(&f->t, 3000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 3000);
     assert_non_null(b);
     assert_true(b->overflow);
     /* root, sub; root2 and its five folders */
-    assert_true(wait_count(&f->t, 2 + 6, 3000));
-    while (next_batch(&f->t, 300) != NULL) {
+    assert_true(th_wait_count(&f->t, 2 + 6, 3000));
+    while (th_next_batch(&f->t, 300) != NULL) {
         /* a window that closed mid-copy: more of the same */
     }
     th_write_file(f->root2, "d4/late.css", "l");
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_true(batch_has(b, 1, "d4/late.css"));
@@ -758,14 +383,14 @@ static void test_root_moved_away_and_replaced(void **state)
     th_write_file(staged, "a.css", "a");
     assert_int_equal(rename(f->root2, old), 0);
     assert_int_equal(rename(staged, f->root2), 0);
-    const struct seen_batch *b = next_batch(&f->t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(b->overflow);
-    assert_null(next_batch(&f->t, 300));
+    assert_null(th_next_batch(&f->t, 300));
     th_write_file(old, "z.css", "z");
-    assert_null(next_batch(&f->t, 400));
+    assert_null(th_next_batch(&f->t, 400));
     th_write_file(f->root2, "b.css", "b");
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
@@ -789,25 +414,25 @@ static void symlinked_root_swapped(enum watch_mode mode)
     path_of(link, sizeof link, base, "www");
     path_of(tmp, sizeof tmp, base, "www.new");
     assert_int_equal(symlink("v1", link), 0);
-    struct rig t;
-    rig_init(&t);
+    struct th_rig t;
+    th_rig_init(&t);
     const char *roots[] = {link};
-    assert_non_null(rig_watch(&t, roots, 1, mode));
+    assert_non_null(th_rig_watch(&t, roots, 1, mode));
     assert_int_equal(symlink("v2", tmp), 0);
     assert_int_equal(rename(tmp, link), 0);
-    const struct seen_batch *b = next_batch(&t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_true(b->overflow);
     th_write_file(base, "v1/old.css", "o");
-    assert_null(next_batch(&t, 400));
+    assert_null(th_next_batch(&t, 400));
     th_write_file(base, "v2/new.css", "n");
-    b = next_batch(&t, 2000);
+    b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "new.css"));
     assert_int_equal(t.swaps, 1);
-    rig_finish(&t);
+    th_rig_finish(&t);
     th_remove_tree(base);
 }
 
@@ -830,81 +455,31 @@ static void test_parent_is_a_watched_folder(void **state)
     struct fixture *f = *state;
     char inner[128];
     path_of(inner, sizeof inner, f->root, "sub");
-    struct rig t;
-    rig_init(&t);
+    struct th_rig t;
+    th_rig_init(&t);
     const char *roots[] = {f->root, inner};
-    assert_non_null(rig_watch(&t, roots, 2, WATCH_INOTIFY));
+    assert_non_null(th_rig_watch(&t, roots, 2, WATCH_INOTIFY));
     th_write_file(f->root, "style.css", "changed");
-    const struct seen_batch *b = next_batch(&t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_true(batch_has(b, 0, "style.css"));
     /* The inner one built again: one overflow, then watched as before. */
     th_remove_tree(inner);
     assert_int_equal(mkdir(inner, 0755), 0);
-    b = next_batch(&t, 2000);
+    b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_true(b->overflow);
     th_write_file(inner, "x.css", "x");
-    b = next_batch(&t, 2000);
+    b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_true(batch_has(b, 1, "x.css"));
     th_write_file(f->root, "style.css", "again");
-    b = next_batch(&t, 2000);
+    b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "style.css"));
-    rig_finish(&t);
-}
-
-/* Entries in a folder (/proc/self/fd), or lines starting with @prefix in a
- * file (an inotify fd's fdinfo lists one "inotify wd:" line per watch). */
-static size_t count_fds(void)
-{
-    size_t n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    assert_non_null(d);
-    while (readdir(d) != NULL) {
-        n++;
-    }
-    closedir(d);
-    return n;
-}
-
-static size_t count_lines(const char *path, const char *prefix)
-{
-    FILE *fp = fopen(path, "r");
-    assert_non_null(fp);
-    char line[512];
-    size_t n = 0;
-    while (fgets(line, sizeof line, fp) != NULL) {
-        n += strncmp(line, prefix, strlen(prefix)) == 0;
-    }
-    fclose(fp);
-    return n;
-}
-
-/* The process's one inotify descriptor (the fixture's watch). */
-static int inotify_fd(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    assert_non_null(d);
-    int found = -1;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char link[300], target[64];
-        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
-        ssize_t n = readlink(link, target, sizeof target - 1);
-        if (n > 0) {
-            target[n] = '\0';
-            if (strcmp(target, "anon_inode:inotify") == 0) {
-                found = atoi(e->d_name);
-            }
-        }
-    }
-    closedir(d);
-    assert_true(found >= 0);
-    return found;
+    th_rig_finish(&t);
 }
 
 /* Many swaps leave no descriptor, no kernel watch and no folder behind. */
@@ -912,15 +487,15 @@ static void test_swaps_leak_nothing(void **state)
 {
     struct fixture *f = *state;
     char fdinfo[64], staged[80], rel[32];
-    snprintf(fdinfo, sizeof fdinfo, "/proc/self/fdinfo/%d", inotify_fd());
+    snprintf(fdinfo, sizeof fdinfo, "/proc/self/fdinfo/%d", th_inotify_fd());
     snprintf(staged, sizeof staged, "%s.new", f->root2);
     char p[128];
     path_of(p, sizeof p, f->root2, "s");
     assert_int_equal(mkdir(p, 0755), 0);
     th_write_file(f->root2, "s/x.css", "x");
-    const struct seen_batch *b = next_batch(&f->t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
-    size_t fds = count_fds(), watches = count_lines(fdinfo, "inotify wd:");
+    size_t fds = th_count_fds(), watches = th_count_lines(fdinfo, "inotify wd:");
     size_t folders = watch_count(f->t.w);
     for (int i = 0; i < 12; i++) {
         assert_int_equal(mkdir(staged, 0755), 0);
@@ -930,15 +505,15 @@ static void test_swaps_leak_nothing(void **state)
         th_write_file(staged, rel, "x");
         th_remove_tree(f->root2);
         assert_int_equal(rename(staged, f->root2), 0);
-        b = next_batch(&f->t, 2000);
+        b = th_next_batch(&f->t, 2000);
         assert_non_null(b);
         assert_true(b->overflow);
     }
-    assert_true(wait_count(&f->t, folders, 2000));
-    assert_int_equal(count_fds(), fds);
-    assert_int_equal(count_lines(fdinfo, "inotify wd:"), watches);
+    assert_true(th_wait_count(&f->t, folders, 2000));
+    assert_int_equal(th_count_fds(), fds);
+    assert_int_equal(th_count_lines(fdinfo, "inotify wd:"), watches);
     th_write_file(f->root2, "s/after.css", "a");
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 1, "s/after.css"));
 }
@@ -951,7 +526,7 @@ static void test_poll_touch_and_new_file_in_new_folder(void **state)
     path_of(p, sizeof p, f->root, "style.css");
     struct timespec times[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
     assert_int_equal(utimensat(AT_FDCWD, p, times, 0), 0);
-    const struct seen_batch *b = next_batch(&f->t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "style.css"));
@@ -959,31 +534,31 @@ static void test_poll_touch_and_new_file_in_new_folder(void **state)
     path_of(p, sizeof p, f->root, "new");
     assert_int_equal(mkdir(p, 0755), 0);
     th_write_file(f->root, "new/x.css", "x");
-    b = next_batch(&f->t, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "new/x.css"));
     assert_true(batch_has(b, 0, "new"));
     assert_int_equal(b->n, 2);
-    assert_null(next_batch(&f->t, 200));
+    assert_null(th_next_batch(&f->t, 200));
 }
 
 static void test_create_errors(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r);
+    struct th_rig r;
+    th_rig_init(&r);
     const char *missing[] = {"/nonexistent/folio/dir"};
     /* A missing root is reported and skipped, not fatal, in either mode. */
     const enum watch_mode modes[] = {WATCH_AUTO, WATCH_INOTIFY, WATCH_POLL};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         const struct watch_options opt = {.mode = modes[i]};
-        struct watch *w = watch_create(missing, 1, &opt, record, NULL, &r);
+        struct watch *w = watch_create(missing, 1, &opt, th_record, NULL, &r);
         assert_non_null(w);
         assert_int_equal(watch_count(w), 0);
         watch_destroy(w);
     }
     watch_destroy(NULL);
-    rig_finish(&r);
+    th_rig_finish(&r);
 }
 
 /* Each backend on its own thread and the real clock: a write is one batch,
@@ -992,20 +567,20 @@ static void threaded(enum watch_mode mode)
 {
     char dir[64] = "/tmp/folio-watch-th-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    struct rig t;
-    rig_init(&t);
+    struct th_rig t;
+    th_rig_init(&t);
     t.threaded = true;
     const char *roots[] = {dir};
     const struct watch_options opt = {.mode = mode, .debounce_ms = 20, .poll_interval_ms = 20};
-    t.w = watch_create(roots, 1, &opt, record, record_swap, &t);
+    t.w = watch_create(roots, 1, &opt, th_record, th_record_swap, &t);
     assert_non_null(t.w);
     th_write_file(dir, "a.css", "a");
-    const struct seen_batch *b = next_batch(&t, 2000);
+    const struct th_seen_batch *b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "a.css"));
-    rig_finish(&t);
+    th_rig_finish(&t);
     th_remove_tree(dir);
 }
 
@@ -1026,11 +601,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ignored_names),
         cmocka_unit_test(test_create_errors),
-        cmocka_unit_test(test_window_debounce_and_cap),
-        cmocka_unit_test(test_window_writer_holds),
-        cmocka_unit_test(test_window_swap_holds),
-        cmocka_unit_test(test_window_poll_settled),
-        cmocka_unit_test(test_window_batch),
         cmocka_unit_test(test_threaded),
         cmocka_unit_test(test_poll_threaded),
         cmocka_unit_test_setup_teardown(test_count, setup, teardown),
