@@ -1,5 +1,9 @@
-/* Tests for watch.c (inotify) and watch_poll.c (the stat walk), against a
- * real temporary folder: most tests run against both backends. */
+/* Tests for the watcher: the backends (watch_inotify.c, the stat walk in watch_poll.c) against
+ * a real temporary folder, most tests against both (the window's own rules:
+ * test_watch_window.c). The backends run
+ * stepped (no thread) on a fake clock: what the kernel queued, or what a
+ * walk finds, is real; the time that passes is stepped, so a test waits for
+ * no deadline. One test runs each backend on its own thread and clock. */
 #include "cmocka_prelude.h"
 
 #include <dirent.h>
@@ -13,96 +17,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "serve/routes.h"
 #include "test_helpers.h"
-#include "live/watch_internal.h"
+#include "live/watch.h"
+#include "live/watch_path.h"
 
-
-#define MAX_BATCHES 64
-#define MAX_CHANGES 64
-
-/* What the callback saw, copied out of the watcher thread. */
-struct seen_batch {
-    int64_t at_ms; /* when the callback ran */
-    bool overflow;
-    size_t n;
-    int ids[MAX_CHANGES];
-    char paths[MAX_CHANGES][128];
-};
-
-struct recorder {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct seen_batch batches[MAX_BATCHES];
-    size_t nbatches, taken;
-};
 
 struct fixture {
     char root[64];
     char root2[64];
-    struct route roots[2]; /* borrowed by the watch: lives as long */
-    struct recorder rec;
-    struct watch *w;
+    const char *roots[2]; /* borrowed by the watch: lives as long */
+    struct th_rig t;
 };
 
-static void record(void *ctx, const struct watch_batch *b)
-{
-    struct recorder *r = ctx;
-    pthread_mutex_lock(&r->mu);
-    if (r->nbatches < MAX_BATCHES) {
-        struct seen_batch *s = &r->batches[r->nbatches++];
-        s->at_ms = th_now_ms();
-        s->overflow = b->overflow;
-        s->n = 0;
-        for (size_t i = 0; i < b->n && i < MAX_CHANGES; i++) {
-            s->ids[i] = b->changes[i].id;
-            snprintf(s->paths[i], sizeof s->paths[i], "%s", b->changes[i].relpath);
-            s->n++;
-        }
-    }
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
-
-/* The next batch, or NULL if none arrives within @ms. */
-static const struct seen_batch *next_batch(struct recorder *r, unsigned ms)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    const struct seen_batch *b = NULL;
-    pthread_mutex_lock(&r->mu);
-    while (r->taken == r->nbatches) {
-        if (pthread_cond_timedwait(&r->cv, &r->mu, &until) == ETIMEDOUT) {
-            break;
-        }
-    }
-    if (r->taken < r->nbatches) {
-        b = &r->batches[r->taken++];
-    }
-    pthread_mutex_unlock(&r->mu);
-    return b;
-}
-
-/* Waits until the watch counts @want folders, or @ms pass. */
-static bool wait_count(const struct watch *w, size_t want, int ms)
-{
-    int64_t end = th_now_ms() + ms;
-    while (watch_count(w) != want) {
-        if (th_now_ms() > end) {
-            return false;
-        }
-        th_sleep_ms(5);
-    }
-    return true;
-}
-
-static bool batch_has(const struct seen_batch *b, int id, const char *path)
+static bool batch_has(const struct th_seen_batch *b, int id, const char *path)
 {
     for (size_t i = 0; i < b->n; i++) {
         if (b->ids[i] == id && strcmp(b->paths[i], path) == 0) {
@@ -125,8 +52,7 @@ static int setup_mode(void **state, enum watch_mode mode)
     snprintf(f->root2, sizeof f->root2, "/tmp/folio-watch2-XXXXXX");
     assert_non_null(mkdtemp(f->root));
     assert_non_null(mkdtemp(f->root2));
-    pthread_mutex_init(&f->rec.mu, NULL);
-    pthread_cond_init(&f->rec.cv, NULL);
+    th_rig_init(&f->t);
     /* Present before the watch starts: a subfolder, a file, a dot-folder. */
     char p[256];
     path_of(p, sizeof p, f->root, "sub");
@@ -135,13 +61,9 @@ static int setup_mode(void **state, enum watch_mode mode)
     assert_int_equal(mkdir(p, 0755), 0);
     th_write_file(f->root, "style.css", "a{}");
     th_write_file(f->root, "sub/page.html", "<p>");
-    f->roots[0] = (struct route){.prefix = "/", .dir = f->root};
-    f->roots[1] = (struct route){.prefix = "/b/", .dir = f->root2};
-    /* A 100 ms window, not the 30 ms default: under valgrind the test's own
-     * burst of writes can take longer than 30 ms. Polling looks every 50 ms. */
-    const struct watch_options opt = {.mode = mode, .debounce_ms = 100, .poll_interval_ms = 50};
-    f->w = watch_create(f->roots, 2, &opt, record, &f->rec);
-    assert_non_null(f->w);
+    f->roots[0] = f->root;
+    f->roots[1] = f->root2;
+    assert_non_null(th_rig_watch(&f->t, f->roots, 2, mode));
     *state = f;
     return 0;
 }
@@ -152,11 +74,9 @@ static int setup_poll(void **state) { return setup_mode(state, WATCH_POLL); }
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    watch_destroy(f->w);
+    th_rig_finish(&f->t);
     th_remove_tree(f->root);
     th_remove_tree(f->root2);
-    pthread_mutex_destroy(&f->rec.mu);
-    pthread_cond_destroy(&f->rec.cv);
     free(f);
     return 0;
 }
@@ -189,45 +109,45 @@ static void test_count(void **state)
 {
     struct fixture *f = *state;
     /* root, root/sub, root2; never .git */
-    assert_int_equal(watch_count(f->w), 3);
+    assert_int_equal(watch_count(f->t.w), 3);
     assert_int_equal(watch_count(NULL), 0);
     /* Nothing happened: no batch. */
-    assert_null(next_batch(&f->rec, 150));
+    assert_null(th_next_batch(&f->t, 150));
 }
 
 static void test_write_is_one_batch(void **state)
 {
     struct fixture *f = *state;
     /* Several writes in a burst: one callback, one deduplicated change. */
-    int64_t start = th_now_ms();
+    int64_t start = th_rig_now(&f->t);
     for (int i = 0; i < 5; i++) {
         th_write_file(f->root, "style.css", "b{}");
     }
-    int64_t burst = th_now_ms() - start;
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    int64_t burst = th_rig_now(&f->t) - start;
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "style.css"));
     if (burst < 50) {
-        assert_null(next_batch(&f->rec, 150));
+        assert_null(th_next_batch(&f->t, 150));
     } else {
         /* A starved test thread (a loaded CI machine) spread the burst past
          * the window: a second batch is right then, but still only this file. */
-        while ((b = next_batch(&f->rec, 150)) != NULL) {
+        while ((b = th_next_batch(&f->t, 150)) != NULL) {
             assert_int_equal(b->n, 1);
             assert_true(batch_has(b, 0, "style.css"));
         }
     }
 
     th_write_file(f->root, "sub/page.html", "<p>x");
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "sub/page.html"));
 
     th_write_file(f->root2, "x.js", "1");
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 1, "x.js"));
@@ -242,7 +162,7 @@ static void test_atomic_saves(void **state)
     path_of(from, sizeof from, f->root, "sedAb12Cd");
     path_of(to, sizeof to, f->root, "style.css");
     assert_int_equal(rename(from, to), 0);
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "style.css"));
@@ -258,7 +178,7 @@ static void test_atomic_saves(void **state)
     assert_int_equal(rename(from, to), 0);
     th_write_file(f->root, "style.css", "d{}");
     assert_int_equal(unlink(to), 0);
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "style.css"));
@@ -269,7 +189,7 @@ static void test_atomic_saves(void **state)
     th_write_file(f->root, ".#style.css", "1");
     th_write_file(f->root, "#style.css#", "1");
     th_write_file(f->root, "sub/.hidden", "1");
-    assert_null(next_batch(&f->rec, 200));
+    assert_null(th_next_batch(&f->t, 200));
 }
 
 static void test_delete_and_create(void **state)
@@ -278,13 +198,13 @@ static void test_delete_and_create(void **state)
     char p[256];
     path_of(p, sizeof p, f->root, "sub/page.html");
     assert_int_equal(unlink(p), 0);
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "sub/page.html"));
 
     th_write_file(f->root, "new.html", "n");
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "new.html"));
@@ -301,14 +221,14 @@ static void test_new_folders(void **state)
     path_of(p, sizeof p, f->root, "a/b");
     assert_int_equal(mkdir(p, 0755), 0);
     th_write_file(f->root, "a/b/c.css", "c");
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "a/b/c.css"));
-    assert_int_equal(watch_count(f->w), 5);
+    assert_int_equal(watch_count(f->t.w), 5);
 
     /* The new folders are watched: a later write there is seen. */
     th_write_file(f->root, "a/b/d.css", "d");
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "a/b/d.css"));
@@ -319,19 +239,19 @@ static void test_new_folders(void **state)
     th_write_file(outside, "moved.html", "m");
     path_of(p, sizeof p, f->root, "in");
     assert_int_equal(rename(outside, p), 0);
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "in/moved.html"));
-    assert_int_equal(watch_count(f->w), 6);
+    assert_int_equal(watch_count(f->t.w), 6);
 
     /* Moved out again: reported, and no longer watched. */
     assert_int_equal(rename(p, outside), 0);
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "in"));
-    assert_int_equal(watch_count(f->w), 5);
+    assert_int_equal(watch_count(f->t.w), 5);
     th_write_file(outside, "moved.html", "again");
-    assert_null(next_batch(&f->rec, 200));
+    assert_null(th_next_batch(&f->t, 200));
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", outside);
     assert_int_equal(system(cmd), 0);
@@ -339,10 +259,10 @@ static void test_new_folders(void **state)
     /* A folder deleted: reported; its watches go. */
     snprintf(cmd, sizeof cmd, "rm -rf '%s/a'", f->root);
     assert_int_equal(system(cmd), 0);
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "a"));
-    assert_true(wait_count(f->w, 3, 2000));
+    assert_true(th_wait_count(&f->t, 3, 2000));
 }
 
 static void test_max_wait(void **state)
@@ -351,13 +271,13 @@ static void test_max_wait(void **state)
     /* Writes every 10 ms for 1.3 s never leave a 100 ms gap, yet the window
      * is capped at 8 x 100 ms: a batch must come while the writes go on,
      * and each batch is exactly that one file. */
-    int64_t first = th_now_ms(), last = first;
+    int64_t first = th_rig_now(&f->t), last = first;
     for (int i = 0; i < 130; i++) {
         th_write_file(f->root, "style.css", "s");
-        last = th_now_ms();
-        th_sleep_ms(10);
+        last = th_rig_now(&f->t);
+        th_pass(&f->t, 10);
     }
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     if (b->at_ms >= last) {
         fail_msg("the first batch came %lld ms after the first write, after the last one (%lld ms)",
@@ -367,11 +287,11 @@ static void test_max_wait(void **state)
         assert_false(b->overflow);
         assert_int_equal(b->n, 1);
         assert_true(batch_has(b, 0, "style.css"));
-    } while ((b = next_batch(&f->rec, 400)) != NULL);
+    } while ((b = th_next_batch(&f->t, 400)) != NULL);
     /* And the stream's tail was flushed after it ended. */
-    pthread_mutex_lock(&f->rec.mu);
-    int64_t tail = f->rec.batches[f->rec.nbatches - 1].at_ms;
-    pthread_mutex_unlock(&f->rec.mu);
+    pthread_mutex_lock(&f->t.mu);
+    int64_t tail = f->t.batches[f->t.nbatches - 1].at_ms;
+    pthread_mutex_unlock(&f->t.mu);
     assert_true(tail >= last);
 }
 
@@ -386,14 +306,14 @@ static void test_slow_write_is_one_change(void **state)
     assert_true(fd >= 0);
     for (int i = 0; i < 16; i++) {
         assert_int_equal(write(fd, "p{}\n", 4), 4);
-        th_sleep_ms(60);
+        th_pass(&f->t, 60);
     }
-    assert_null(next_batch(&f->rec, 1));
+    assert_null(th_next_batch(&f->t, 1));
     assert_int_equal(close(fd), 0);
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "big.css"));
-    assert_null(next_batch(&f->rec, 300));
+    assert_null(th_next_batch(&f->t, 300));
 }
 
 static void test_root_removed_is_held_then_back(void **state)
@@ -401,19 +321,19 @@ static void test_root_removed_is_held_then_back(void **state)
     struct fixture *f = *state;
     th_remove_tree(f->root2);
     /* A swap under way: no reload while the folder is missing ... */
-    assert_null(next_batch(&f->rec, 300));
+    assert_null(th_next_batch(&f->t, 300));
     /* ... but not forever: at the cap the consumer is told all the same. */
-    const struct seen_batch *b = next_batch(&f->rec, WATCH_SWAP_CAP_MS + 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, WATCH_SWAP_CAP_MS + 2000);
     assert_non_null(b);
     assert_true(b->overflow);
     /* Back again: an overflow too (its files may all be new), then it is
      * watched as before. */
     assert_int_equal(mkdir(f->root2, 0755), 0);
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(b->overflow);
     th_write_file(f->root2, "back.css", "b");
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
@@ -433,20 +353,20 @@ static void test_root_rebuilt_slowly(void **state)
         snprintf(rel, sizeof rel, "d%d", i);
         path_of(p, sizeof p, f->root2, rel);
         assert_int_equal(mkdir(p, 0755), 0);
-        th_sleep_ms(40); /* a slow copy */
+        th_pass(&f->t, 40); /* a slow copy */
         snprintf(rel, sizeof rel, "d%d/f.css", i);
         th_write_file(f->root2, rel, "f");
     }
-    const struct seen_batch *b = next_batch(&f->rec, 3000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 3000);
     assert_non_null(b);
     assert_true(b->overflow);
     /* root, sub; root2 and its five folders */
-    assert_true(wait_count(f->w, 2 + 6, 3000));
-    while (next_batch(&f->rec, 300) != NULL) {
+    assert_true(th_wait_count(&f->t, 2 + 6, 3000));
+    while (th_next_batch(&f->t, 300) != NULL) {
         /* a window that closed mid-copy: more of the same */
     }
     th_write_file(f->root2, "d4/late.css", "l");
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_true(batch_has(b, 1, "d4/late.css"));
@@ -463,14 +383,14 @@ static void test_root_moved_away_and_replaced(void **state)
     th_write_file(staged, "a.css", "a");
     assert_int_equal(rename(f->root2, old), 0);
     assert_int_equal(rename(staged, f->root2), 0);
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(b->overflow);
-    assert_null(next_batch(&f->rec, 300));
+    assert_null(th_next_batch(&f->t, 300));
     th_write_file(old, "z.css", "z");
-    assert_null(next_batch(&f->rec, 400));
+    assert_null(th_next_batch(&f->t, 400));
     th_write_file(f->root2, "b.css", "b");
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
@@ -494,29 +414,25 @@ static void symlinked_root_swapped(enum watch_mode mode)
     path_of(link, sizeof link, base, "www");
     path_of(tmp, sizeof tmp, base, "www.new");
     assert_int_equal(symlink("v1", link), 0);
-    struct recorder rec = {0};
-    pthread_mutex_init(&rec.mu, NULL);
-    pthread_cond_init(&rec.cv, NULL);
-    const struct route roots[] = {{.prefix = "/", .dir = link}};
-    const struct watch_options opt = {.mode = mode, .debounce_ms = 100, .poll_interval_ms = 50};
-    struct watch *w = watch_create(roots, 1, &opt, record, &rec);
-    assert_non_null(w);
+    struct th_rig t;
+    th_rig_init(&t);
+    const char *roots[] = {link};
+    assert_non_null(th_rig_watch(&t, roots, 1, mode));
     assert_int_equal(symlink("v2", tmp), 0);
     assert_int_equal(rename(tmp, link), 0);
-    const struct seen_batch *b = next_batch(&rec, 2000);
+    const struct th_seen_batch *b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_true(b->overflow);
     th_write_file(base, "v1/old.css", "o");
-    assert_null(next_batch(&rec, 400));
+    assert_null(th_next_batch(&t, 400));
     th_write_file(base, "v2/new.css", "n");
-    b = next_batch(&rec, 2000);
+    b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "new.css"));
-    watch_destroy(w);
-    pthread_mutex_destroy(&rec.mu);
-    pthread_cond_destroy(&rec.cv);
+    assert_int_equal(t.swaps, 1);
+    th_rig_finish(&t);
     th_remove_tree(base);
 }
 
@@ -539,63 +455,31 @@ static void test_parent_is_a_watched_folder(void **state)
     struct fixture *f = *state;
     char inner[128];
     path_of(inner, sizeof inner, f->root, "sub");
-    struct recorder rec = {0};
-    pthread_mutex_init(&rec.mu, NULL);
-    pthread_cond_init(&rec.cv, NULL);
-    const struct route roots[] = {{.prefix = "/", .dir = f->root}, {.prefix = "/s/", .dir = inner}};
-    const struct watch_options opt = {.mode = WATCH_INOTIFY, .debounce_ms = 100};
-    struct watch *w = watch_create(roots, 2, &opt, record, &rec);
-    assert_non_null(w);
+    struct th_rig t;
+    th_rig_init(&t);
+    const char *roots[] = {f->root, inner};
+    assert_non_null(th_rig_watch(&t, roots, 2, WATCH_INOTIFY));
     th_write_file(f->root, "style.css", "changed");
-    const struct seen_batch *b = next_batch(&rec, 2000);
+    const struct th_seen_batch *b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_true(batch_has(b, 0, "style.css"));
     /* The inner one built again: one overflow, then watched as before. */
     th_remove_tree(inner);
     assert_int_equal(mkdir(inner, 0755), 0);
-    b = next_batch(&rec, 2000);
+    b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_true(b->overflow);
     th_write_file(inner, "x.css", "x");
-    b = next_batch(&rec, 2000);
+    b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_false(b->overflow);
     assert_true(batch_has(b, 1, "x.css"));
     th_write_file(f->root, "style.css", "again");
-    b = next_batch(&rec, 2000);
+    b = th_next_batch(&t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "style.css"));
-    watch_destroy(w);
-    pthread_mutex_destroy(&rec.mu);
-    pthread_cond_destroy(&rec.cv);
-}
-
-/* Entries in a folder (/proc/self/fd), or lines starting with @prefix in a
- * file (an inotify fd's fdinfo lists one "inotify wd:" line per watch). */
-static size_t count_fds(void)
-{
-    size_t n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    assert_non_null(d);
-    while (readdir(d) != NULL) {
-        n++;
-    }
-    closedir(d);
-    return n;
-}
-
-static size_t count_lines(const char *path, const char *prefix)
-{
-    FILE *fp = fopen(path, "r");
-    assert_non_null(fp);
-    char line[512];
-    size_t n = 0;
-    while (fgets(line, sizeof line, fp) != NULL) {
-        n += strncmp(line, prefix, strlen(prefix)) == 0;
-    }
-    fclose(fp);
-    return n;
+    th_rig_finish(&t);
 }
 
 /* Many swaps leave no descriptor, no kernel watch and no folder behind. */
@@ -603,16 +487,16 @@ static void test_swaps_leak_nothing(void **state)
 {
     struct fixture *f = *state;
     char fdinfo[64], staged[80], rel[32];
-    snprintf(fdinfo, sizeof fdinfo, "/proc/self/fdinfo/%d", f->w->ifd);
+    snprintf(fdinfo, sizeof fdinfo, "/proc/self/fdinfo/%d", th_inotify_fd());
     snprintf(staged, sizeof staged, "%s.new", f->root2);
     char p[128];
     path_of(p, sizeof p, f->root2, "s");
     assert_int_equal(mkdir(p, 0755), 0);
     th_write_file(f->root2, "s/x.css", "x");
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
-    size_t fds = count_fds(), watches = count_lines(fdinfo, "inotify wd:");
-    size_t folders = watch_count(f->w);
+    size_t fds = th_count_fds(), watches = th_count_lines(fdinfo, "inotify wd:");
+    size_t folders = watch_count(f->t.w);
     for (int i = 0; i < 12; i++) {
         assert_int_equal(mkdir(staged, 0755), 0);
         path_of(p, sizeof p, staged, "s");
@@ -621,15 +505,15 @@ static void test_swaps_leak_nothing(void **state)
         th_write_file(staged, rel, "x");
         th_remove_tree(f->root2);
         assert_int_equal(rename(staged, f->root2), 0);
-        b = next_batch(&f->rec, 2000);
+        b = th_next_batch(&f->t, 2000);
         assert_non_null(b);
         assert_true(b->overflow);
     }
-    assert_true(wait_count(f->w, folders, 2000));
-    assert_int_equal(count_fds(), fds);
-    assert_int_equal(count_lines(fdinfo, "inotify wd:"), watches);
+    assert_true(th_wait_count(&f->t, folders, 2000));
+    assert_int_equal(th_count_fds(), fds);
+    assert_int_equal(th_count_lines(fdinfo, "inotify wd:"), watches);
     th_write_file(f->root2, "s/after.css", "a");
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 1, "s/after.css"));
 }
@@ -642,7 +526,7 @@ static void test_poll_touch_and_new_file_in_new_folder(void **state)
     path_of(p, sizeof p, f->root, "style.css");
     struct timespec times[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
     assert_int_equal(utimensat(AT_FDCWD, p, times, 0), 0);
-    const struct seen_batch *b = next_batch(&f->rec, 2000);
+    const struct th_seen_batch *b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_int_equal(b->n, 1);
     assert_true(batch_has(b, 0, "style.css"));
@@ -650,29 +534,66 @@ static void test_poll_touch_and_new_file_in_new_folder(void **state)
     path_of(p, sizeof p, f->root, "new");
     assert_int_equal(mkdir(p, 0755), 0);
     th_write_file(f->root, "new/x.css", "x");
-    b = next_batch(&f->rec, 2000);
+    b = th_next_batch(&f->t, 2000);
     assert_non_null(b);
     assert_true(batch_has(b, 0, "new/x.css"));
     assert_true(batch_has(b, 0, "new"));
     assert_int_equal(b->n, 2);
-    assert_null(next_batch(&f->rec, 200));
+    assert_null(th_next_batch(&f->t, 200));
 }
 
 static void test_create_errors(void **state)
 {
     (void)state;
-    struct recorder r = {0};
-    const struct route missing[] = {{.prefix = "/", .dir = "/nonexistent/folio/dir"}};
+    struct th_rig r;
+    th_rig_init(&r);
+    const char *missing[] = {"/nonexistent/folio/dir"};
     /* A missing root is reported and skipped, not fatal, in either mode. */
     const enum watch_mode modes[] = {WATCH_AUTO, WATCH_INOTIFY, WATCH_POLL};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         const struct watch_options opt = {.mode = modes[i]};
-        struct watch *w = watch_create(missing, 1, &opt, record, &r);
+        struct watch *w = watch_create(missing, 1, &opt, th_record, NULL, &r);
         assert_non_null(w);
         assert_int_equal(watch_count(w), 0);
         watch_destroy(w);
     }
     watch_destroy(NULL);
+    th_rig_finish(&r);
+}
+
+/* Each backend on its own thread and the real clock: a write is one batch,
+ * awaited; watch_destroy stops the thread. */
+static void threaded(enum watch_mode mode)
+{
+    char dir[64] = "/tmp/folio-watch-th-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct th_rig t;
+    th_rig_init(&t);
+    t.threaded = true;
+    const char *roots[] = {dir};
+    const struct watch_options opt = {.mode = mode, .debounce_ms = 20, .poll_interval_ms = 20};
+    t.w = watch_create(roots, 1, &opt, th_record, th_record_swap, &t);
+    assert_non_null(t.w);
+    th_write_file(dir, "a.css", "a");
+    const struct th_seen_batch *b = th_next_batch(&t, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_int_equal(b->n, 1);
+    assert_true(batch_has(b, 0, "a.css"));
+    th_rig_finish(&t);
+    th_remove_tree(dir);
+}
+
+static void test_threaded(void **state)
+{
+    (void)state;
+    threaded(WATCH_INOTIFY);
+}
+
+static void test_poll_threaded(void **state)
+{
+    (void)state;
+    threaded(WATCH_POLL);
 }
 
 int main(void)
@@ -680,6 +601,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ignored_names),
         cmocka_unit_test(test_create_errors),
+        cmocka_unit_test(test_threaded),
+        cmocka_unit_test(test_poll_threaded),
         cmocka_unit_test_setup_teardown(test_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_is_one_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomic_saves, setup, teardown),

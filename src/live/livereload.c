@@ -22,6 +22,7 @@ struct livereload {
     void (*invalidate)(void *ctx, const char *abs_path);
     void (*invalidate_all)(void *ctx);
     void *ctx;
+    const char **paths;         /* each route's watched path, borrowed from it */
     struct watch *watch;
 };
 
@@ -244,6 +245,40 @@ static void livereload_on_batch(void *ctx, const struct watch_batch *b)
     livereload_events_free(ev, n);
 }
 
+/* The path a route's folder is watched by: the one it is configured as,
+ * like routes_check re-opens it, so a symlinked root is followed to its new
+ * target. */
+static const char *livereload_watched_path(const struct route *r)
+{
+    return r->configured ? r->configured : r->dir;
+}
+
+/* Watcher thread: a route's folder was swapped. Serving re-opens it now
+ * (routes_check), so serving and watching agree; one line says which
+ * folder is watched, like routes_check's, and the browsers get one reload
+ * (the swap's batch is an overflow). */
+static void livereload_on_swap(void *ctx, int id, bool there)
+{
+    struct livereload *lr = ctx;
+    if (id < 0 || (size_t)id >= lr->nroutes) {
+        return;
+    }
+    const struct route *route = &lr->routes[id];
+    if (route->configured != NULL) {
+        routes_check(route, true); /* logs the re-open (or that it is gone) */
+    }
+    if (there) {
+        /* A symlink's target is named: which build is live now. */
+        const char *path = livereload_watched_path(route);
+        char *real = realpath(path, NULL);
+        bool link = real != NULL && strcmp(real, path) != 0;
+        fprintf(stderr, "folio: live reload: route %s: watching the folder now at %s%s%s\n",
+                route->prefix != NULL ? route->prefix : "", path, link ? " -> " : "",
+                link ? real : "");
+        free(real);
+    }
+}
+
 struct livereload *livereload_create(const struct routes *routes,
                                      const struct watch_options *opt, struct sse_hub *hub,
                                      void (*invalidate)(void *ctx, const char *abs_path),
@@ -263,9 +298,16 @@ struct livereload *livereload_create(const struct routes *routes,
         .invalidate_all = invalidate_all,
         .ctx = ctx,
     };
-    lr->watch = watch_create(routes->items, routes->count, opt, livereload_on_batch, lr);
+    lr->paths = calloc(routes->count ? routes->count : 1, sizeof *lr->paths);
+    for (size_t i = 0; lr->paths != NULL && i < routes->count; i++) {
+        lr->paths[i] = livereload_watched_path(&routes->items[i]);
+    }
+    lr->watch = lr->paths == NULL ? NULL
+                                  : watch_create(lr->paths, routes->count, opt,
+                                                 livereload_on_batch, livereload_on_swap, lr);
     if (lr->watch == NULL) {
-        int saved = errno;
+        int saved = lr->paths == NULL ? ENOMEM : errno;
+        free(lr->paths);
         free(lr);
         errno = saved;
         return NULL;
@@ -284,5 +326,6 @@ void livereload_destroy(struct livereload *lr)
         return;
     }
     watch_destroy(lr->watch);
+    free(lr->paths);
     free(lr);
 }

@@ -2,27 +2,30 @@
  * watch — recursive folder watcher (inotify, or a stat walk where inotify
  * hears nothing) with a trailing-edge debounce.
  *
- * Owns: one inotify instance (or the last walk's snapshot), an eventfd used
- * to stop it, one background thread, and the table of watched directories.
- * Borrows: the routes (struct route, which must outlive the watch). Each
- * root is watched recursively by the path it is configured as (route->
- * configured, symlinks unresolved; route->dir when there is none); folders
- * created (or moved in) later are watched too, and files already inside
- * such a folder are reported, since they may have been written before its
- * watch existed.
+ * Owns: one backend (an inotify instance, or the last walk's snapshot), an
+ * eventfd used to stop it, one background thread. Borrows: the root paths
+ * (which must outlive the watch). Each root is watched recursively by the
+ * path it is configured as (symlinks unresolved); folders created (or moved
+ * in) later are watched too, and files already inside such a folder are
+ * reported, since they may have been written before its watch existed.
  *
- * Swapped roots: a route folder replaced at its path (rm -rf and built
+ * The parts: the coalescing window on an injected clock (watch_window.h),
+ * the root tracker (watch_roots.h), the inotify backend (watch_inotify.h)
+ * and the poller (watch_poll.h), which report through watch_core.h.
+ *
+ * Swapped roots: a root folder replaced at its path (rm -rf and built
  * again, moved away and replaced, `ln -sfn` pointing its symlink
  * elsewhere, its target built again) is heard by a watch on its parent
  * folder and on a symlink target's parent (its name coming or going), by
  * its own IN_DELETE_SELF/IN_MOVE_SELF, and by a look at each root path
- * once a second (a symlink further up, or a chain of them). Then the
- * route is re-opened (routes_check, so serving and watching agree), the old
- * folder's watches are dropped, the new one's tree is added, one line says
- * so on stderr, and the swap is one overflow; the window waits while the
- * folder is missing (up to WATCH_SWAP_CAP_MS) and closes WATCH_SWAP_QUIET_MS
- * after the last event, so a rebuild is one batch. Polling compares each
- * root's identity (device, inode) per walk and does the same.
+ * once a second (a symlink further up, or a chain of them). Then @swapped
+ * is called (livereload re-opens the route, so serving and watching agree,
+ * and says on stderr which folder is watched now), the old folder's
+ * watches are dropped, the new one's tree is added, and the swap is one
+ * overflow; the window waits while the folder is missing (up to
+ * WATCH_SWAP_CAP_MS) and closes WATCH_SWAP_QUIET_MS after the last event,
+ * so a rebuild is one batch. Polling compares each root's identity
+ * (device, inode) per walk and does the same.
  *
  * What counts as a change: writes (IN_MODIFY, IN_CLOSE_WRITE), creates,
  * deletes and moves in or out (IN_CREATE, IN_DELETE, IN_MOVED_FROM,
@@ -37,7 +40,7 @@
  * first one, so a continuous stream of writes still flushes. One flush is
  * one callback with a deduplicated batch.
  *
- * Callback contract: @fn runs on the watcher thread, never concurrently
+ * Callback contract: @fn (and @swapped) run on the watcher thread, never concurrently
  * with itself, with no watch lock held. The batch and its strings are valid
  * only during the call. @fn must not call watch_destroy() on its own watch.
  * `overflow` means events were lost (IN_Q_OVERFLOW, a root folder removed
@@ -63,7 +66,7 @@
  * back or is another folder is an overflow (a swap, as above).
  *
  * Thread-safety: watch_create/watch_destroy from one thread; watch_count
- * from any thread. Which names are never reported: watch_internal.h.
+ * from any thread. Which names are never reported: watch_path.h.
  */
 #ifndef FOLIO_WATCH_H
 #define FOLIO_WATCH_H
@@ -71,9 +74,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct watch;
+#include "watch_batch.h"
 
-struct route;
+struct watch;
+struct watch_clock;
 
 enum watch_mode {
     WATCH_AUTO,    /* inotify, with hints on how to switch when it falls short */
@@ -85,32 +89,29 @@ struct watch_options {
     enum watch_mode mode;
     unsigned debounce_ms;      /* 0: WATCH_DEBOUNCE_DEFAULT_MS */
     unsigned poll_interval_ms; /* 0: WATCH_POLL_DEFAULT_MS */
+    /* Tests: the window's clock (watch_window.h; NULL: CLOCK_MONOTONIC),
+     * and no thread: the test runs the turns with watch_step(). */
+    const struct watch_clock *clock;
+    bool stepped;
 };
-
-struct watch_change {
-    int id;              /* the root's index in the array given to watch_create */
-    const char *relpath; /* relative to that dir, '/'-separated, no leading / */
-};
-
-struct watch_batch {
-    const struct watch_change *changes;
-    size_t n;
-    bool overflow;
-};
-
-typedef void (*watch_fn)(void *ctx, const struct watch_batch *batch);
 
 #define WATCH_DEBOUNCE_DEFAULT_MS 30u
 #define WATCH_POLL_DEFAULT_MS 500u
 
 /*
- * Starts watching the folders (route->configured) of @n routes; a change
- * names its route by index. A root that cannot be watched is reported on stderr and
- * skipped. Returns NULL (errno set) if inotify or the thread cannot be
- * created. @opt NULL: WATCH_AUTO with the defaults.
+ * Starts watching the folders at @paths (@n of them); a change names its
+ * root by index. A root that cannot be watched is reported on stderr and
+ * skipped. @swapped may be NULL; @ctx goes to both callbacks. Returns NULL
+ * (errno set) if inotify or the thread cannot be created. @opt NULL:
+ * WATCH_AUTO with the defaults.
  */
-struct watch *watch_create(const struct route *roots, size_t n,
-                           const struct watch_options *opt, watch_fn fn, void *ctx);
+struct watch *watch_create(const char *const *paths, size_t n, const struct watch_options *opt,
+                           watch_fn fn, watch_swap_fn swapped, void *ctx);
+
+/* Tests (opt->stepped): one turn on the watch's clock, never blocking: reads
+ * what happened, walks if a walk is due, flushes a window that is due.
+ * Returns the milliseconds until its next deadline. */
+int watch_step(struct watch *w);
 
 /* Number of directories currently watched, or walked at the last poll
  * (for the health endpoint). */

@@ -1,21 +1,21 @@
-/* watch_poll — the polling backend of watch.h: a stat walk of every root per
- * interval, compared with the last walk's snapshot.
+/* watch_poll — see watch_poll.h.
  *
  * A snapshot is one array of entries (root, relative path, type, inode,
  * size, mtime, ctime) sorted by root and path, with the paths in one string
  * arena: two snapshots are compared by one merge, and a walk allocates
  * nothing once the buffers have grown to the tree's size. */
-#include "watch_internal.h"
+#include "watch_poll.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "watch_path.h"
 
 /* Deeper than any article; a bound all the same, for a pathological tree. */
 #define WATCH_POLL_MAX_DEPTH 64
@@ -30,28 +30,21 @@ struct watch_entry {
     struct timespec mtime, ctime;
 };
 
-/* A root folder as one walk found it. */
-struct watch_rootid {
-    bool present; /* could it be opened */
-    dev_t dev;    /* which folder it was */
-    ino_t ino;
-    int fd;       /* held until the walk after next: while it is open, no
-                   * new folder can be given its inode number */
-};
-
 struct watch_snap {
     struct watch_entry *e;
     size_t n, cap;
     char *arena;
     size_t alen, acap;
     size_t folders;
-    struct watch_rootid *roots; /* per root */
+    bool *present; /* per root: was its folder there (and walked) */
     bool failed;   /* out of memory: this snapshot is incomplete */
 };
 
 struct watch_poll {
+    struct watch_core *core; /* borrowed */
     struct watch_snap a, b;
     struct watch_snap *cur, *next;
+    uint64_t walk_ms; /* when the next walk is due */
 };
 
 /* Appends one entry named @rel (@len bytes) to @s. */
@@ -144,26 +137,28 @@ static int watch_entry_cmp(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
-/* One walk of every root into @s, sorted. */
-static void watch_snap_take(struct watch *w, struct watch_snap *s)
+/* One walk of every root into @s, sorted. Each root's path is looked at
+ * first (the tracker reports a swap, and holds the folder it found: while it
+ * is open no new folder can be given its inode number); true if one was
+ * swapped. */
+static bool watch_snap_take(struct watch_poll *p, struct watch_snap *s)
 {
+    struct watch_roots *roots = &p->core->roots;
     s->n = s->alen = s->folders = 0;
     s->failed = false;
-    for (size_t r = 0; r < w->nroots; r++) {
+    bool swapped = false;
+    for (size_t r = 0; r < roots->n; r++) {
         /* Roots may be symlinks (a route pointing elsewhere): followed. */
-        struct watch_rootid *id = &s->roots[r];
-        if (id->fd >= 0) {
-            close(id->fd);
-        }
-        id->fd = open(w->roots[r].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        struct stat st;
-        id->present = id->fd >= 0 && fstat(id->fd, &st) == 0;
-        int walk = id->present ? dup(id->fd) : -1;
+        enum watch_root_state st = watch_roots_look(roots, r);
+        swapped = swapped || st == WATCH_ROOT_SWAPPED;
+        int held = roots->items[r].fd;
+        s->present[r] = st != WATCH_ROOT_UNKNOWN && held >= 0;
+        /* A new open file description: a dup would share the held one's
+         * directory offset, left at the end by the last walk. */
+        int walk = s->present[r] ? openat(held, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
         if (walk >= 0) {
-            id->dev = st.st_dev;
-            id->ino = st.st_ino;
             watch_walk(s, r, walk, "", 0);
-        } else if (id->present) {
+        } else if (s->present[r] || st == WATCH_ROOT_UNKNOWN) {
             s->failed = true; /* out of descriptors: this walk saw nothing */
         }
     }
@@ -173,7 +168,8 @@ static void watch_snap_take(struct watch *w, struct watch_snap *s)
     if (s->n > 1) {
         qsort(s->e, s->n, sizeof *s->e, watch_entry_cmp);
     }
-    atomic_store(&w->count, s->folders);
+    atomic_store(&p->core->count, s->folders);
+    return swapped;
 }
 
 /* Whether an entry in both walks changed: a write, a touch, a rename over it. */
@@ -188,153 +184,99 @@ static bool watch_entry_changed(const struct watch_entry *o, const struct watch_
                        o->ctime.tv_sec != n->ctime.tv_sec || o->ctime.tv_nsec != n->ctime.tv_nsec);
 }
 
-/* Opens the window as an overflow: the consumer reloads everything. */
-static void watch_poll_overflow(struct watch *w)
+/* Notes every difference between @o and @n (entries of roots there in both
+ * walks: a swapped root is an overflow already); true if there was one. */
+static bool watch_snap_compare(struct watch_window *win, const struct watch_snap *o,
+                               const struct watch_snap *n)
 {
-    uint64_t now = watch_now_ms();
-    w->overflow = true;
-    if (w->first_ms == 0) {
-        w->first_ms = now;
-    }
-    w->last_ms = now;
-}
-
-/* Notes every difference between @o and @n; true if there was one. */
-static bool watch_snap_compare(struct watch *w, const struct watch_snap *o, const struct watch_snap *n)
-{
-    bool changed = false;
-    for (size_t r = 0; r < w->nroots; r++) {
-        const struct watch_rootid *a = &o->roots[r], *b = &n->roots[r];
-        if (a->present != b->present ||
-            (b->present && (a->dev != b->dev || a->ino != b->ino))) {
-            /* A route folder went, came back, or another is at its path. */
-            watch_root_swapped(w, r, b->present);
-            changed = true;
-        }
-    }
     if (n->failed) {
-        watch_poll_overflow(w);
+        watch_window_overflow(win);
         return true;
     }
+    bool changed = false;
     size_t i = 0, j = 0;
     while (i < o->n || j < n->n) {
         const struct watch_entry *a = i < o->n ? &o->e[i] : NULL;
         const struct watch_entry *b = j < n->n ? &n->e[j] : NULL;
         int c = a == NULL ? 1 : b == NULL ? -1 : watch_entry_cmp(a, b);
         const struct watch_entry *e = c < 0 ? a : b;
-        bool both = o->roots[e->root].present && n->roots[e->root].present;
-        if (c < 0) {
-            i++;
-            if (both) {
-                watch_note(w, (int)e->root, strdup(e->path), false, true, 0);
-                changed = true;
-            }
-        } else if (c > 0) {
-            j++;
-            if (both) {
-                watch_note(w, (int)e->root, strdup(e->path), true, false, -1);
-                changed = true;
-            }
-        } else {
-            i++;
-            j++;
-            if (both && watch_entry_changed(a, b)) {
-                watch_note(w, (int)e->root, strdup(e->path), false, false, -1);
-                changed = true;
-            }
+        bool both = o->present[e->root] && n->present[e->root];
+        bool gone = c < 0, appeared = c > 0;
+        i += c <= 0;
+        j += c >= 0;
+        if (both && (gone || appeared || watch_entry_changed(a, b))) {
+            watch_window_note(win, (int)e->root, strdup(e->path), appeared, gone, gone ? 0 : -1);
+            changed = true;
         }
     }
     return changed;
 }
 
-/* See watch_internal.h: the first walk, the baseline. */
-bool watch_poll_init(struct watch *w)
+/* See watch_poll.h: the first walk, the baseline. */
+struct watch_poll *watch_poll_create(struct watch_core *core)
 {
     struct watch_poll *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        return false;
+        return NULL;
     }
-    w->poll = p;
-    p->a.roots = calloc(w->nroots ? w->nroots : 1, sizeof *p->a.roots);
-    p->b.roots = calloc(w->nroots ? w->nroots : 1, sizeof *p->b.roots);
-    for (size_t r = 0; r < w->nroots; r++) {
-        if (p->a.roots != NULL) {
-            p->a.roots[r].fd = -1;
-        }
-        if (p->b.roots != NULL) {
-            p->b.roots[r].fd = -1;
-        }
-    }
-    if (p->a.roots == NULL || p->b.roots == NULL) {
+    p->core = core;
+    size_t n = core->roots.n;
+    p->a.present = calloc(n ? n : 1, sizeof *p->a.present);
+    p->b.present = calloc(n ? n : 1, sizeof *p->b.present);
+    if (p->a.present == NULL || p->b.present == NULL) {
+        watch_poll_destroy(p);
         errno = ENOMEM;
-        return false;
+        return NULL;
     }
     p->cur = &p->a;
     p->next = &p->b;
-    watch_snap_take(w, p->cur);
-    for (size_t r = 0; r < w->nroots; r++) {
-        if (!p->cur->roots[r].present) {
-            fprintf(stderr, "folio: not watching %s: %s\n", w->roots[r].path, strerror(ENOENT));
+    for (size_t r = 0; r < n; r++) {
+        if (watch_roots_hold(&core->roots, r) != 1) {
+            fprintf(stderr, "folio: not watching %s: %s\n", core->roots.items[r].path,
+                    strerror(ENOENT));
         }
     }
-    return true;
+    watch_snap_take(p, p->cur); /* the same folders: nothing swapped */
+    p->walk_ms = watch_window_now(&core->window) + core->poll_ms;
+    return p;
 }
 
-/* See watch_internal.h: walk, compare, flush, until stopped. */
-void *watch_poll_thread(void *arg)
+/* See watch_poll.h: walk, compare, flush. */
+int watch_poll_turn(struct watch_poll *p)
 {
-    struct watch *w = arg;
-    struct watch_poll *p = w->poll;
-    for (;;) {
-        /* Idle: one walk per interval. In a window: walk again soon, and
-         * flush once a walk finds nothing new (the debounce's trailing
-         * edge) or the window has lasted max_wait_ms. */
-        int wait = (int)(w->first_ms != 0 ? w->debounce_ms : w->poll_ms);
-        struct pollfd pfd = {.fd = w->stopfd, .events = POLLIN};
-        int r = poll(&pfd, 1, wait);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r != 0) {
-            break; /* stopped (or poll failed: nothing sensible to do) */
-        }
-        watch_snap_take(w, p->next);
-        bool changed = watch_snap_compare(w, p->cur, p->next);
-        struct watch_snap *t = p->cur;
-        p->cur = p->next;
-        p->next = t;
-        /* A swapped root that is still missing holds the window (up to
-         * its cap): a rebuild is one reload, not a 404 and a reload. A poll
-         * cannot tell a folder renamed into place from one being filled:
-         * after a swap, quiet for WATCH_SWAP_QUIET_MS. */
-        uint64_t now = watch_now_ms();
-        bool settled = !changed && (w->swap_ms == 0 || now - w->last_ms >= WATCH_SWAP_QUIET_MS);
-        if (w->first_ms != 0 && !watch_window_held(w) &&
-            (settled || now >= watch_window_cap(w))) {
-            watch_flush(w);
-        }
+    struct watch_window *win = &p->core->window;
+    uint64_t now = watch_window_now(win);
+    if (now < p->walk_ms) {
+        return (int)(p->walk_ms - now);
     }
-    return NULL;
+    bool changed = watch_snap_take(p, p->next);
+    changed = watch_snap_compare(win, p->cur, p->next) || changed;
+    struct watch_snap *t = p->cur;
+    p->cur = p->next;
+    p->next = t;
+    /* A swapped root that is still missing holds the window (up to its
+     * cap): a rebuild is one reload, not a 404 and a reload. */
+    if (watch_window_settled(win, changed, watch_roots_missing(&p->core->roots))) {
+        watch_window_flush(win, p->core->fn, p->core->ctx);
+    }
+    /* Idle: one walk per interval. In a window: walk again soon, and flush
+     * once a walk finds nothing new or the window has lasted its cap. */
+    unsigned wait = watch_window_is_open(win) ? win->debounce_ms : p->core->poll_ms;
+    p->walk_ms = watch_window_now(win) + wait;
+    return (int)wait;
 }
 
-/* See watch_internal.h. */
-void watch_poll_free(struct watch *w)
+/* See watch_poll.h. */
+void watch_poll_destroy(struct watch_poll *p)
 {
-    struct watch_poll *p = w->poll;
     if (p == NULL) {
         return;
     }
     struct watch_snap *snaps[] = {&p->a, &p->b};
     for (size_t i = 0; i < 2; i++) {
-        for (size_t r = 0; snaps[i]->roots != NULL && r < w->nroots; r++) {
-            if (snaps[i]->roots[r].fd >= 0) {
-                close(snaps[i]->roots[r].fd);
-            }
-        }
         free(snaps[i]->e);
         free(snaps[i]->arena);
-        free(snaps[i]->roots);
+        free(snaps[i]->present);
     }
     free(p);
-    w->poll = NULL;
 }

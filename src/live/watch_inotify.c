@@ -1,0 +1,487 @@
+/* watch_inotify — see watch_inotify.h. */
+#include "watch_inotify.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "watch_path.h"
+
+/* IN_ATTRIB: `touch` changes the mtime and so the ETag; authors touch a file
+ * to force a reload. IN_EXCL_UNLINK: no events for files already unlinked. */
+#define WATCH_MASK                                                            \
+    (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_CREATE | IN_DELETE |        \
+     IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |           \
+     IN_ONLYDIR | IN_EXCL_UNLINK)
+
+/* One watched directory; indexed by its watch descriptor. */
+struct watch_node {
+    char *rel;  /* relative to its root, "" for the root; NULL: slot unused */
+    size_t root;
+};
+
+struct watch_inotify {
+    struct watch_core *core; /* borrowed */
+    int ifd;
+    struct watch_node *nodes;
+    size_t nnodes;       /* capacity, indexed by wd */
+    uint64_t recheck_ms; /* when the roots' paths are looked at next */
+};
+
+static atomic_bool watch_warned_limit;
+
+/* Once per process: the kernel refused more watches. */
+static void watch_limit_warning(const struct watch_inotify *ino)
+{
+    if (!atomic_exchange(&watch_warned_limit, true)) {
+        fprintf(stderr,
+                "folio: inotify watch limit reached (fs.inotify.max_user_watches):"
+                " live reload misses changes in some folders; raise it with"
+                " `sudo sysctl fs.inotify.max_user_watches=524288`%s\n",
+                ino->core->auto_mode ? ", or watch by polling with --watch poll" : "");
+    }
+}
+
+/* Once per process, with --watch auto: a root on a file system whose
+ * changes inotify often never hears of (made by another machine, the host
+ * of a VM or container, or a FUSE daemon), and how to switch. */
+static void watch_fs_hint(const struct watch_inotify *ino, const char *path)
+{
+    static atomic_bool hinted;
+    struct statfs sf;
+    if (!ino->core->auto_mode || statfs(path, &sf) != 0) {
+        return;
+    }
+    static const struct {
+        unsigned long magic;
+        const char *name;
+    } remote[] = {
+        {0x6969, "NFS"},          {0xFF534D42, "CIFS"}, {0xFE534D42, "SMB2"},
+        {0x01021997, "9p (WSL)"}, {0x65735546, "FUSE"}, {0x6a656a63, "virtiofs"},
+    };
+    for (size_t i = 0; i < sizeof remote / sizeof remote[0]; i++) {
+        if ((unsigned long)sf.f_type == remote[i].magic && !atomic_exchange(&hinted, true)) {
+            fprintf(stderr,
+                    "folio: %s is on %s, where inotify may never hear of edits made"
+                    " outside this machine (Docker Desktop, WSL, network folders);"
+                    " if saves do not show, use --watch poll\n",
+                    path, remote[i].name);
+        }
+    }
+}
+
+/* Makes room for index @wd in the node table. */
+static bool watch_nodes_reserve(struct watch_inotify *ino, size_t wd)
+{
+    if (wd < ino->nnodes) {
+        return true;
+    }
+    size_t cap = ino->nnodes ? ino->nnodes : 64;
+    while (cap <= wd) {
+        cap *= 2;
+    }
+    struct watch_node *n = realloc(ino->nodes, cap * sizeof *n);
+    if (n == NULL) {
+        return false;
+    }
+    memset(n + ino->nnodes, 0, (cap - ino->nnodes) * sizeof *n);
+    ino->nodes = n;
+    ino->nnodes = cap;
+    return true;
+}
+
+/* The root tracker's question: is @wd one of our folders' watches. */
+static bool watch_in_tree(void *arg, int wd)
+{
+    const struct watch_inotify *ino = arg;
+    return wd >= 0 && (size_t)wd < ino->nnodes && ino->nodes[wd].rel != NULL;
+}
+
+/* Forgets watch descriptor @wd's folder (its watch is gone or going). */
+static void watch_node_free(struct watch_inotify *ino, int wd)
+{
+    if (watch_in_tree(ino, wd)) {
+        free(ino->nodes[wd].rel);
+        ino->nodes[wd].rel = NULL;
+        atomic_fetch_sub(&ino->core->count, 1);
+    }
+}
+
+/* True if folder @rel of root @root, watched as @wd, is another root's own
+ * folder (a route inside another route's folder): that root's names win. */
+static bool watch_is_other_root(const struct watch_inotify *ino, size_t root, const char *rel,
+                                int wd)
+{
+    const struct watch_roots *roots = &ino->core->roots;
+    for (size_t k = 0; rel[0] != '\0' && k < roots->n; k++) {
+        if (k != root && roots->items[k].wd == wd) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Adds the watch on root @root's folder @rel (at @path) and records it in
+ * the table. Returns 0, or the errno of inotify_add_watch (reported unless
+ * ENOENT or ENOTDIR). *list says whether the folder is ours to list. */
+static int watch_add_node(struct watch_inotify *ino, size_t root, const char *rel,
+                          const char *path, bool *list)
+{
+    *list = false;
+    /* Roots may be symlinks (a route pointing elsewhere); folders inside are
+     * not followed, so a link cycle cannot make us recurse forever. */
+    uint32_t mask = WATCH_MASK | (rel[0] ? IN_DONT_FOLLOW : 0);
+    int wd = inotify_add_watch(ino->ifd, path, mask);
+    if (wd < 0) {
+        int err = errno;
+        if (err == ENOSPC) {
+            watch_limit_warning(ino);
+        } else if (err != ENOENT && err != ENOTDIR) {
+            /* ENOENT/ENOTDIR: it vanished or was a symlink; nothing to do. */
+            fprintf(stderr, "folio: cannot watch %s: %s\n", path, strerror(err));
+        }
+        return err;
+    }
+    if (watch_is_other_root(ino, root, rel, wd)) {
+        return 0; /* a route inside this one's folder: it watches its own tree */
+    }
+    char *copy = watch_nodes_reserve(ino, (size_t)wd) ? strdup(rel) : NULL;
+    if (copy == NULL) {
+        watch_window_overflow(&ino->core->window);
+        return 0;
+    }
+    struct watch_node *node = &ino->nodes[wd];
+    if (node->rel == NULL) {
+        atomic_fetch_add(&ino->core->count, 1);
+    }
+    free(node->rel); /* already watched (a rescan, a move): refresh the name */
+    node->rel = copy;
+    node->root = root;
+    if (rel[0] == '\0') {
+        ino->core->roots.items[root].wd = wd;
+    }
+    *list = true;
+    return 0;
+}
+
+static int watch_add_tree(struct watch_inotify *ino, size_t root, const char *rel, bool report);
+
+/* Watches what folder @rel (at @path) of root @root holds: its folders as
+ * trees; with @report its files are noted as changes. */
+static void watch_add_children(struct watch_inotify *ino, size_t root, const char *rel,
+                               const char *path, bool report)
+{
+    DIR *d = opendir(path);
+    if (d == NULL) {
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (watch_ignored_name(e->d_name)) {
+            continue; /* also skips "." and ".." */
+        }
+        unsigned char type = e->d_type;
+        if (type == DT_UNKNOWN) {
+            struct stat st;
+            if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+                continue;
+            }
+            type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+        }
+        char *child = watch_join(rel, e->d_name);
+        if (child == NULL) {
+            watch_window_overflow(&ino->core->window);
+            break;
+        }
+        if (type == DT_DIR) {
+            watch_add_tree(ino, root, child, report);
+            free(child);
+        } else if (report) {
+            watch_window_note(&ino->core->window, (int)root, child, true, false, -1);
+        } else {
+            free(child);
+        }
+    }
+    closedir(d);
+}
+
+/* Watches root @root's folder @rel and everything under it. With @report,
+ * files found inside are recorded as changes (they may have been written
+ * before the watch existed). The watch is added before listing, so a file
+ * created meanwhile is seen at least once. Returns 0, or the errno of
+ * inotify_add_watch for @rel itself (already reported unless ENOENT or
+ * ENOTDIR). */
+static int watch_add_tree(struct watch_inotify *ino, size_t root, const char *rel, bool report)
+{
+    const char *top = ino->core->roots.items[root].path;
+    char *path = rel[0] ? watch_join(top, rel) : strdup(top);
+    if (path == NULL) {
+        watch_window_overflow(&ino->core->window);
+        return ENOMEM;
+    }
+    bool list;
+    int err = watch_add_node(ino, root, rel, path, &list);
+    if (list) {
+        watch_add_children(ino, root, rel, path, report);
+    }
+    free(path);
+    return err;
+}
+
+/* A folder moved out of the tree keeps its watch (inotify follows the
+ * inode), so drop the watches of @rel and everything under it ourselves
+ * ("" : the whole root). A watch that is also a root's parent watch stays
+ * (as that only). */
+static void watch_remove_tree(struct watch_inotify *ino, size_t root, const char *rel)
+{
+    size_t len = strlen(rel);
+    for (size_t wd = 0; wd < ino->nnodes; wd++) {
+        struct watch_node *n = &ino->nodes[wd];
+        if (n->rel != NULL && n->root == root && strncmp(n->rel, rel, len) == 0 &&
+            (len == 0 || n->rel[len] == '\0' || n->rel[len] == '/')) {
+            if (!watch_roots_is_parent(&ino->core->roots, (int)wd)) {
+                inotify_rm_watch(ino->ifd, (int)wd);
+            }
+            watch_node_free(ino, (int)wd);
+        }
+    }
+    if (len == 0) {
+        ino->core->roots.items[root].wd = -1;
+    }
+}
+
+/* Watches root @r's parent folders, warning once if the kernel refused. */
+static void watch_parents(struct watch_inotify *ino, size_t r)
+{
+    if (!watch_roots_parent_add(&ino->core->roots, r)) {
+        watch_limit_warning(ino);
+    }
+}
+
+/* Whether root @r's path still names the folder watched there. If not
+ * (replaced, gone, back: the tracker reports the swap), the old folder's
+ * watches are dropped and the new one's tree added. Also re-adds a root
+ * watch that was lost. Who swaps it again before the watch is added makes
+ * another event (or the periodic look sees it): this converges. */
+static void watch_root_recheck(void *arg, size_t r)
+{
+    struct watch_inotify *ino = arg;
+    struct watch_root *root = &ino->core->roots.items[r];
+    enum watch_root_state st = watch_roots_look(&ino->core->roots, r);
+    if (st == WATCH_ROOT_UNKNOWN || st == WATCH_ROOT_ABSENT ||
+        (st == WATCH_ROOT_SAME && root->wd >= 0)) {
+        return;
+    }
+    if (st == WATCH_ROOT_SWAPPED) {
+        watch_remove_tree(ino, r, "");
+    }
+    if (root->fd >= 0) {
+        watch_parents(ino, r);
+        watch_add_tree(ino, r, "", false);
+    }
+}
+
+/* Once a WATCH_RECHECK_MS: every root's path looked at again. */
+static void watch_recheck_all(struct watch_inotify *ino)
+{
+    for (size_t r = 0; r < ino->core->roots.n; r++) {
+        watch_parents(ino, r);
+        watch_root_recheck(ino, r);
+    }
+    ino->recheck_ms = watch_window_now(&ino->core->window) + WATCH_RECHECK_MS;
+}
+
+/* An event on a folder of the tree that is about the folder itself: a root
+ * gone is an overflow (nothing under it is watched any more); a watch the
+ * kernel dropped is forgotten. */
+static void watch_handle_self(struct watch_inotify *ino, const struct inotify_event *ev,
+                              size_t root, bool is_root)
+{
+    if (is_root) {
+        watch_window_overflow(&ino->core->window);
+        if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
+            watch_root_recheck(ino, root); /* moved away: its watches go too */
+            return;
+        }
+    }
+    if (ev->mask & IN_IGNORED) {
+        if (is_root) {
+            ino->core->roots.items[root].wd = -1;
+        }
+        watch_node_free(ino, ev->wd);
+    }
+}
+
+/* Events were lost, folders created meanwhile among them: watch whatever
+ * is new, and let the consumer reload everything. */
+static void watch_handle_lost(struct watch_inotify *ino)
+{
+    watch_window_overflow(&ino->core->window);
+    for (size_t r = 0; r < ino->core->roots.n; r++) {
+        watch_root_recheck(ino, r); /* a swap among the lost events */
+        watch_add_tree(ino, r, "", false);
+    }
+}
+
+/* Turns one inotify event into a note in the window (or new watches). */
+static void watch_handle(struct watch_inotify *ino, const struct inotify_event *ev)
+{
+    if (ev->mask & IN_Q_OVERFLOW) {
+        watch_handle_lost(ino);
+        return;
+    }
+    watch_roots_parent_event(&ino->core->roots, ev, watch_root_recheck, ino);
+    if (!watch_in_tree(ino, ev->wd)) {
+        return; /* a watch we already dropped */
+    }
+    size_t root = ino->nodes[ev->wd].root;
+    bool is_root = ino->core->roots.items[root].wd == ev->wd;
+    if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
+        watch_handle_self(ino, ev, root, is_root);
+        return;
+    }
+    if (ev->len == 0 || watch_ignored_name(ev->name)) {
+        return;
+    }
+    char *rel = watch_join(ino->nodes[ev->wd].rel, ev->name);
+    if (rel == NULL) {
+        watch_window_overflow(&ino->core->window);
+        return;
+    }
+    bool appear = (ev->mask & (IN_CREATE | IN_MOVED_TO)) != 0;
+    bool gone = (ev->mask & (IN_DELETE | IN_MOVED_FROM)) != 0;
+    if (ev->mask & IN_ISDIR) {
+        if (appear) {
+            watch_add_tree(ino, root, rel, true);
+        } else if (ev->mask & IN_MOVED_FROM) {
+            watch_remove_tree(ino, root, rel);
+        }
+        /* IN_DELETE of a folder: the kernel drops its watch (IN_IGNORED). */
+    }
+    int writing = -1;
+    if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)) {
+        writing = 0;
+    } else if ((ev->mask & IN_MODIFY) && !(ev->mask & IN_ISDIR)) {
+        writing = 1;
+    }
+    watch_window_note(&ino->core->window, (int)root, rel, appear, gone, writing);
+}
+
+/* Hands the window over; a route folder that was removed and has come back
+ * (rm -rf, then a checkout) is watched again first, if no event said so. */
+static void watch_inotify_flush(struct watch_inotify *ino)
+{
+    for (size_t r = 0; r < ino->core->roots.n; r++) {
+        if (ino->core->roots.items[r].wd < 0) {
+            watch_root_recheck(ino, r);
+        }
+    }
+    watch_window_flush(&ino->core->window, ino->core->fn, ino->core->ctx);
+}
+
+/* Reads and handles every event queued (the descriptor is non-blocking). */
+static void watch_inotify_drain(struct watch_inotify *ino)
+{
+    /* Each inotify_event is followed by its name; align as inotify(7) does. */
+    _Alignas(struct inotify_event) char buf[16384];
+    for (;;) {
+        ssize_t len = read(ino->ifd, buf, sizeof buf);
+        if (len <= 0) {
+            break; /* EAGAIN: drained */
+        }
+        for (char *p = buf; p < buf + len;) {
+            const struct inotify_event *ev = (const struct inotify_event *)p;
+            watch_handle(ino, ev);
+            p += sizeof *ev + ev->len;
+        }
+    }
+}
+
+/* See watch_inotify.h. */
+int watch_inotify_turn(struct watch_inotify *ino)
+{
+    watch_inotify_drain(ino);
+    struct watch_window *win = &ino->core->window;
+    for (;;) {
+        uint64_t now = watch_window_now(win);
+        if (now >= ino->recheck_ms) {
+            watch_recheck_all(ino);
+            continue;
+        }
+        int timeout = (int)(ino->recheck_ms - now);
+        if (watch_window_is_open(win)) {
+            uint64_t due = watch_window_due(win, watch_roots_missing(&ino->core->roots));
+            if (due <= now) {
+                watch_inotify_flush(ino);
+                continue;
+            }
+            if (due - now < (uint64_t)timeout) {
+                timeout = (int)(due - now);
+            }
+        }
+        return timeout;
+    }
+}
+
+/* See watch_inotify.h. */
+int watch_inotify_fd(const struct watch_inotify *ino)
+{
+    return ino->ifd;
+}
+
+/* See watch_inotify.h: one watch per folder, added before the thread starts. */
+struct watch_inotify *watch_inotify_create(struct watch_core *core)
+{
+    struct watch_inotify *ino = calloc(1, sizeof *ino);
+    if (ino == NULL) {
+        return NULL;
+    }
+    ino->core = core;
+    ino->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (ino->ifd < 0) {
+        int err = errno;
+        fprintf(stderr, "folio: inotify_init1: %s%s%s\n", strerror(err),
+                err == EMFILE ? " (raise fs.inotify.max_user_instances)" : "",
+                core->auto_mode ? "; watching by polling instead (--watch poll)" : "");
+        free(ino);
+        errno = err;
+        return NULL;
+    }
+    struct watch_roots *roots = &core->roots;
+    roots->ifd = ino->ifd;
+    roots->in_tree = watch_in_tree;
+    roots->tree = ino;
+    for (size_t i = 0; i < roots->n; i++) {
+        watch_parents(ino, i); /* the parent first: a swap from now on is heard */
+        watch_roots_hold(roots, i);
+        int err = watch_add_tree(ino, i, "", false);
+        if (err == ENOENT || err == ENOTDIR) {
+            fprintf(stderr, "folio: not watching %s: %s\n", roots->items[i].path, strerror(err));
+        } else if (err == 0) {
+            watch_fs_hint(ino, roots->items[i].path);
+        }
+    }
+    ino->recheck_ms = watch_window_now(&core->window) + WATCH_RECHECK_MS;
+    return ino;
+}
+
+/* See watch_inotify.h. */
+void watch_inotify_destroy(struct watch_inotify *ino)
+{
+    if (ino == NULL) {
+        return;
+    }
+    close(ino->ifd);
+    for (size_t i = 0; i < ino->nnodes; i++) {
+        free(ino->nodes[i].rel);
+    }
+    free(ino->nodes);
+    free(ino);
+}
