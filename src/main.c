@@ -17,6 +17,7 @@
 
 #include "serve/cache.h"
 #include "check/check.h"
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/settings.h"
 #include "health.h"
@@ -154,15 +155,10 @@ static unsigned long unsent_bytes(unsigned port)
  * send buffers. In a container that is lost when folio exits: the engine
  * removes the network namespace's interface at once, and a slow client never
  * gets the rest. So, until the deadline, wait for those buffers to drain. */
-static void wait_for_unsent(unsigned port, const struct timespec *deadline)
+static void wait_for_unsent(unsigned port, int64_t deadline_ms)
 {
-    struct timespec now, tick = {0, 20 * 1000 * 1000};
-    while (unsent_bytes(port) > 0) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec > deadline->tv_sec ||
-            (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec)) {
-            return;
-        }
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    while (unsent_bytes(port) > 0 && clock_now_ms() < deadline_ms) {
         nanosleep(&tick, NULL);
     }
 }
@@ -272,11 +268,9 @@ static int serve(struct settings *settings, const struct config *boot, struct ro
         const struct config *now = settings_acquire(settings); /* grace is live */
         unsigned grace = now->grace;
         settings_release(settings, now);
-        struct timespec deadline;
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += grace;
+        int64_t deadline_ms = clock_now_ms() + (int64_t)grace * 1000;
         http_server_stop(server, grace);
-        wait_for_unsent(port, &deadline);
+        wait_for_unsent(port, deadline_ms);
         status = 0;
     }
     livereload_destroy(lr);
