@@ -219,15 +219,16 @@ async function checkRefusals(page) {
 
   const mc = '#fragment-memory-calculator';
   await page.locator(mc).scrollIntoViewIfNeeded();
-  for (const bad of ['2.5', '100', '0']) {
+  for (const bad of ['2.5', '100', '0', 'abc', '']) {
     await page.fill('#mc-mb', bad);
     const r = await page.$eval(mc, (e) => {
       const err = e.querySelector('.mc-error');
       return err && { text: err.innerText, visible: err.offsetHeight > 0, invalid: e.querySelector('#mc-mb').getAttribute('aria-invalid'),
         values: e.querySelector('[data-widget]').getAttribute('data-values'), bars: e.querySelectorAll('.mc-chart rect').length };
     });
-    t.ok(r && r.visible && r.text.includes(bad) && r.invalid === 'true' && r.bars === 0 && /"error":true/.test(r.values),
-      `the calculator refuses a micro-batch of ${bad}, visibly`, JSON.stringify(r));
+    const said = bad === '' ? /the field is empty/.test(r?.text) : r?.text.includes(`\u201c${bad}\u201d`);
+    t.ok(r && r.visible && said && r.invalid === 'true' && r.bars === 0 && /"error":true/.test(r.values),
+      `the calculator refuses a micro-batch of "${bad}", visibly, quoting it or saying the field is empty`, JSON.stringify(r));
   }
   await page.fill('#mc-mb', '2');
   const ok = await widgetValues(page, 'memory-calculator');
