@@ -836,8 +836,10 @@ def viridisish(t):
     return lerp(stops[i], stops[i + 1], t - i)
 
 
-def png_causal_zigzag():
-    """Causal attention mask of 16 chunks, coloured by which of 4 GPUs computes it (zig-zag split)."""
+def png_causal_zigzag(dark=False):
+    """Causal attention mask of 16 chunks, coloured by which of 4 GPUs computes it (zig-zag split).
+    The dark variant (shown when the reader prefers a dark scheme) draws its grid lines and masked
+    blocks in the dark page's colours instead of white and light grey."""
     n, cpx, c = 16, 20, 4
     cols = [hexrgb(x) for x in ('#4c78a8', '#f58518', '#54a24b', '#e45756')]
     owner = {}
@@ -847,12 +849,13 @@ def png_causal_zigzag():
                 owner[j] = g
     def px(x, y):
         i, j = y // cpx, x // cpx
+        paper = (21, 24, 29) if dark else (255, 255, 255)           # the page's --bg
         if x % cpx == 0 or y % cpx == 0:
-            return (255, 255, 255)
+            return paper
         if j > i:
-            return (236, 238, 241)
+            return (38, 43, 52) if dark else (236, 238, 241)
         base = cols[owner[i]]
-        return lerp(base, (255, 255, 255), 0.15 if j < i else 0.0)
+        return lerp(base, paper, 0.15 if j < i else 0.0)
     return png(n * cpx + 1, n * cpx + 1, px)
 
 
@@ -975,6 +978,7 @@ def main():
     }
     write('assets/data/gpus.json', json.dumps(gpus, indent=2) + '\n')
     write('assets/images/causal-zigzag.png', png_causal_zigzag(), 'wb')
+    write('assets/images/causal-zigzag-dark.png', png_causal_zigzag(dark=True), 'wb')
     write('assets/images/bubble-heatmap.png', png_bubble_heatmap(), 'wb')
     write('assets/images/cluster-hero.png', png_hero(), 'wb')
 
