@@ -432,6 +432,22 @@ try {
     t.ok(states.every((s) => s === 'loaded'), `${label}: every fragment loads`, states.join(','));
     const bg = await p.evaluate(() => getComputedStyle(document.body).backgroundColor);
     if (label === 'dark') t.ok(/rgb\((\d+), (\d+), (\d+)\)/.test(bg) && +bg.match(/\d+/)[0] < 60, 'dark: the page is dark', bg);
+    // The causal zig-zag bitmap follows the scheme: its blank upper triangle and grid lines are the page's dark, not white.
+    const zig = await p.evaluate(async () => {
+      const img = document.querySelector('#fig-causal-zigzag img');
+      img.loading = 'eager';
+      img.scrollIntoView();
+      if (!img.complete || !img.naturalWidth) await new Promise((r) => { img.addEventListener('load', r, { once: true }); setTimeout(r, 5000); });
+      const c = document.createElement('canvas');
+      c.width = img.naturalWidth; c.height = img.naturalHeight;
+      const g = c.getContext('2d');
+      g.drawImage(img, 0, 0);
+      const px = (x, y) => [...g.getImageData(x, y, 1, 1).data].slice(0, 3);
+      return { src: img.currentSrc, masked: px(c.width - 10, 10), line: px(0, 0) };
+    });
+    const lum = (rgb) => rgb ? (rgb[0] + rgb[1] + rgb[2]) / 3 : NaN;
+    if (label === 'dark') t.ok(/causal-zigzag-dark\.png$/.test(zig.src) && lum(zig.masked) < 70 && lum(zig.line) < 70, 'dark: the causal zig-zag bitmap is drawn on dark', JSON.stringify(zig));
+    else t.ok(/causal-zigzag\.png$/.test(zig.src) && lum(zig.masked) > 200, 'light: the causal zig-zag bitmap is drawn on light', JSON.stringify(zig));
     if (label === 'phone') {
       const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       t.ok(overflow <= 1, 'phone: no horizontal scrolling of the page', `${overflow}px too wide`);
