@@ -243,7 +243,32 @@
     window.addEventListener('hashchange', function () { fromHash(); });
   }
 
+  // Code in table cells may wrap only at a space or after a comma or a dot, never inside a flag or an
+  // identifier (the browser would break after a hyphen, or anywhere with overflow-wrap). Each run
+  // between those points becomes a no-wrap span, with <wbr> after a comma or a dot; spaces stay plain
+  // text between the spans. Without this script the CSS keeps such code on one line and the table scrolls.
+  function setupCodeBreaks() {
+    document.querySelectorAll('table code').forEach(function (code) {
+      if (code.children.length || code.classList.contains('breaks')) return;
+      var frag = document.createDocumentFragment();
+      code.textContent.match(/\s+|\S+/g).forEach(function (tok) {
+        if (/^\s/.test(tok)) { frag.appendChild(document.createTextNode(tok)); return; }
+        tok.split(/(?<=[,.])(?=[^,.])/).forEach(function (piece, i) {
+          if (i > 0) frag.appendChild(document.createElement('wbr'));
+          var span = document.createElement('span');
+          span.className = 'nw';
+          span.textContent = piece;
+          frag.appendChild(span);
+        });
+      });
+      code.textContent = '';
+      code.appendChild(frag);
+      code.classList.add('breaks');
+    });
+  }
+
   function start() {
+    setupCodeBreaks();
     setupToc();
     setupTapTips();
     setupPresets();

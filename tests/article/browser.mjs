@@ -96,8 +96,16 @@ async function checkPresets(page) {
     'memory-calculator:7b-llama': { act_gb: 51.6066, bracket: 96.125 },
     'memory-calculator:70b-1024': { total_gb: 32.0518 },
     'memory-calculator:70b-z1': { states_gb: 293.125 },
-    'parallelism-explorer:70b-1024': { total_gb: 32.0518, compute_s: 7.6693, bubble_s: 0.7190, tp_s: 1.3362, pp_ms: 21.4748, dp_s: 0.1695, step_s: 9.7245, mfu_pct: 38.5183 },
-    'parallelism-explorer:70b-131k': { cp_s: 2.4159, step_s: 21.3978 },
+    // Overlap by section 11's rule (hand-computed for issue 22): per micro-batch forward tF and backward tB;
+    // ZeRO-1's all-gather max(0, 0.084766 - 0.078036) = 6.73 ms, the pipeline's fill and drain 2(p-1) = 6 sends of 0.3355 ms.
+    'parallelism-explorer:70b-1024': { total_gb: 32.0518, compute_s: 7.6693, bubble_s: 0.7190, tp_s: 1.3362, pp_ms: 21.4748, dp_s: 0.1695,
+      fwd_mb_s: 0.078036, bwd_mb_s: 0.161631, dp_phase_s: 0.084766, exposed_dp_s: 0.0067297, exposed_pp_s: 0.0020133, exposed_tp_s: 1.336212,
+      step_s: 9.733285, step_rule_s: 9.733285, step_serial_s: 9.915548, step_hidden_s: 8.388330, mfu_pct: 38.48368 },
+    'parallelism-explorer:70b-131k': { cp_s: 2.4159, exposed_cp_s: 0, exposed_dp_s: 0, step_s: 21.399833 },
+    // ZeRO-3 that cannot hide: 405B, TP 8 x PP 2 x DP 1024, two micro-batches of 8,192 tokens. Each gather or reduce-scatter
+    // is 1.011511 s against 0.873685 s forward and 1.782390 s backward: 2 x ((1.011511 - 0.873685) + (2.023022 - 1.782390)) = 0.756917 s.
+    'parallelism-explorer:405b-16k-zero3': { dp_s: 6.069067, dp_phase_s: 1.011511, fwd_mb_s: 0.873685, bwd_mb_s: 1.782390, exposed_dp_s: 0.7569168,
+      exposed_tp_s: 0.526133, exposed_pp_s: 0.0013422, step_s: 9.252618, step_serial_s: 14.566111, step_hidden_s: 7.968226, mfu_pct: 28.32772 },
     'parallelism-explorer:8b-512': { dp_s: 0.1410 },
     'pipeline-schedule:p8-m32': { bubble_pct: 17.9487, peak_inflight: 8 },
   };
@@ -109,6 +117,50 @@ async function checkPresets(page) {
       t.ok(Math.abs(v[k] - x) <= 1e-4 * Math.max(1, Math.abs(x)), `${spec} ${k} is the hand-computed ${x}`, `widget ${v[k]}`);
     }
   }
+  // The overlap control: its bounds are the rule's neighbours, and collective-matmul TP hides by w/(t-1).
+  const mode = async (m) => page.evaluate((m) => {
+    const root = document.querySelector('#fragment-parallelism-explorer [data-widget]');
+    const sel = root.querySelector('#pe-overlap');
+    sel.value = m; sel.dispatchEvent(new Event('change', { bubbles: true }));
+    return { v: JSON.parse(root.getAttribute('data-values')), groups: [...root.querySelectorAll('.pe-summary .pe-exposed')].map((e) => e.getAttribute('data-group')),
+             step: root.querySelector('.pe-summary .pe-step')?.textContent };
+  }, m);
+  const near = (a, b) => Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b));
+  await page.evaluate(() => window.folioPresets['parallelism-explorer']('70b-1024'));
+  let o = await mode('rule');
+  t.ok(near(o.v.step_s, 9.733285) && o.step === '9.73 s' && o.groups.join() === 'TP,PP,DP', '70B on 1,024: by the rule TP, the PP fill and drain and the ZeRO-1 gather are exposed', JSON.stringify([o.step, o.groups]));
+  o = await mode('none');
+  t.ok(near(o.v.step_s, 9.915548) && o.step === '9.92 s', 'no overlap: every collective adds to the step', JSON.stringify([o.v.step_s, o.step]));
+  o = await mode('perfect');
+  t.ok(near(o.v.step_s, 8.388330) && near(o.v.mfu_pct, 44.65401), 'perfect overlap: compute and bubble alone', JSON.stringify(o.v.step_s));
+  o = await mode('rule-cm');
+  t.ok(near(o.v.step_s, 8.397073) && o.v.exposed_tp_s === 0 && o.groups.join() === 'PP,DP', '70B, TP as collective matmuls: every projection has w/7 >= 1,170 > 1,099 and hides', JSON.stringify([o.v.step_s, o.groups]));
+  // 8B with TP 8 on 64 GPUs: QKV (6,144/7 = 878) and output (4,096/7 = 585) fall below 1,099 in the forward pass only: 0.0893639 s.
+  await page.evaluate(() => {
+    const root = document.querySelector('#fragment-parallelism-explorer [data-widget]');
+    const set = (id, v) => { root.querySelector(id).value = String(v); };
+    set('#pe-model', '8'); set('#pe-gpus', 64); set('#pe-tp', 8); set('#pe-pp', 1); set('#pe-cp', 1); set('#pe-seq', 8192); set('#pe-gbs', 256); set('#pe-mb', 1); set('#pe-zero', 1); set('#pe-rc', 'selective');
+    root.querySelector('#pe-rc').dispatchEvent(new Event('change', { bubbles: true }));
+  });
+  o = await mode('rule-cm');
+  t.ok(near(o.v.exposed_tp_s, 0.0893639) && near(o.v.step_s, 3.839291) && o.groups.join() === 'TP', '8B at TP 8, collective matmuls: the two narrow projections stay partly exposed', JSON.stringify([o.v.exposed_tp_s, o.v.step_s, o.groups]));
+  o = await mode('rule');
+  t.ok(near(o.v.step_s, 4.818897), '8B at TP 8, plain TP by the rule', JSON.stringify(o.v.step_s));
+  await page.evaluate(() => window.folioPresets['parallelism-explorer']('405b-16k-zero3'));
+  o = await mode('rule');
+  t.ok(o.groups.join() === 'TP,PP,DP' && o.step === '9.25 s', '405B ZeRO-3: the headline names the exposed groups', JSON.stringify([o.step, o.groups]));
+  // The overlap timeline's TP verdict is computed: over NVLink all four projections hide, over the network none does.
+  const tpVerdict = async (link) => page.evaluate((link) => {
+    window.folioOverlapTimeline.apply('tp-overlap');
+    const root = document.querySelector('#fragment-overlap-timeline [data-widget]');
+    const sel = root.querySelector('#ot-link');
+    sel.value = link; sel.dispatchEvent(new Event('change', { bubbles: true }));
+    return { v: JSON.parse(root.getAttribute('data-values')), text: root.querySelector('.ot-summary').innerText };
+  }, link);
+  let tv = await tpVerdict('450');
+  t.ok(tv.v.below.length === 0 && /QKV 1,463, output 1,170, gate and up 8,192, down 4,096/.test(tv.text) && /all four are enough/.test(tv.text), 'timeline, TP over NVLink: all four projections are above 1,099', tv.text);
+  tv = await tpVerdict('50');
+  t.ok(tv.v.below.length === 4 && /all four are below/.test(tv.text) && tv.v.threshold === 9890, 'timeline, TP over the network: all four are below 9,890', tv.text);
   t.ok(expects.every((e) => e.spec.split(':').length === 3), 'every data-expect names widget:preset:key',
     expects.filter((e) => e.spec.split(':').length !== 3).map((e) => e.spec).join(' '));
 }
@@ -167,15 +219,16 @@ async function checkRefusals(page) {
 
   const mc = '#fragment-memory-calculator';
   await page.locator(mc).scrollIntoViewIfNeeded();
-  for (const bad of ['2.5', '100', '0']) {
+  for (const bad of ['2.5', '100', '0', 'abc', '']) {
     await page.fill('#mc-mb', bad);
     const r = await page.$eval(mc, (e) => {
       const err = e.querySelector('.mc-error');
       return err && { text: err.innerText, visible: err.offsetHeight > 0, invalid: e.querySelector('#mc-mb').getAttribute('aria-invalid'),
         values: e.querySelector('[data-widget]').getAttribute('data-values'), bars: e.querySelectorAll('.mc-chart rect').length };
     });
-    t.ok(r && r.visible && r.text.includes(bad) && r.invalid === 'true' && r.bars === 0 && /"error":true/.test(r.values),
-      `the calculator refuses a micro-batch of ${bad}, visibly`, JSON.stringify(r));
+    const said = bad === '' ? /the field is empty/.test(r?.text) : r?.text.includes(`\u201c${bad}\u201d`);
+    t.ok(r && r.visible && said && r.invalid === 'true' && r.bars === 0 && /"error":true/.test(r.values),
+      `the calculator refuses a micro-batch of "${bad}", visibly, quoting it or saying the field is empty`, JSON.stringify(r));
   }
   await page.fill('#mc-mb', '2');
   const ok = await widgetValues(page, 'memory-calculator');
@@ -379,6 +432,22 @@ try {
     t.ok(states.every((s) => s === 'loaded'), `${label}: every fragment loads`, states.join(','));
     const bg = await p.evaluate(() => getComputedStyle(document.body).backgroundColor);
     if (label === 'dark') t.ok(/rgb\((\d+), (\d+), (\d+)\)/.test(bg) && +bg.match(/\d+/)[0] < 60, 'dark: the page is dark', bg);
+    // The causal zig-zag bitmap follows the scheme: its blank upper triangle and grid lines are the page's dark, not white.
+    const zig = await p.evaluate(async () => {
+      const img = document.querySelector('#fig-causal-zigzag img');
+      img.loading = 'eager';
+      img.scrollIntoView();
+      if (!img.complete || !img.naturalWidth) await new Promise((r) => { img.addEventListener('load', r, { once: true }); setTimeout(r, 5000); });
+      const c = document.createElement('canvas');
+      c.width = img.naturalWidth; c.height = img.naturalHeight;
+      const g = c.getContext('2d');
+      g.drawImage(img, 0, 0);
+      const px = (x, y) => [...g.getImageData(x, y, 1, 1).data].slice(0, 3);
+      return { src: img.currentSrc, masked: px(c.width - 10, 10), line: px(0, 0) };
+    });
+    const lum = (rgb) => rgb ? (rgb[0] + rgb[1] + rgb[2]) / 3 : NaN;
+    if (label === 'dark') t.ok(/causal-zigzag-dark\.png$/.test(zig.src) && lum(zig.masked) < 70 && lum(zig.line) < 70, 'dark: the causal zig-zag bitmap is drawn on dark', JSON.stringify(zig));
+    else t.ok(/causal-zigzag\.png$/.test(zig.src) && lum(zig.masked) > 200, 'light: the causal zig-zag bitmap is drawn on light', JSON.stringify(zig));
     if (label === 'phone') {
       const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       t.ok(overflow <= 1, 'phone: no horizontal scrolling of the page', `${overflow}px too wide`);

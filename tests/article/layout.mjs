@@ -1,8 +1,10 @@
 // The article's layout in headless Chromium, at a phone's width (390 px) and a desktop's (1366 px):
 // the page never scrolls sideways and nothing sticks out of it (outside a scrolling box); inside every SVG (drawn inline by a widget or fragment, or an
 // SVG file shown as an image and opened here as its own document) no two text boxes overlap, no text
-// leaves the drawing or half-overlaps a filled shape (a label inside a tile is fine); widget text is never smaller than 11 px as rendered and figure text at
-// desktop width never smaller than 9 px; no select would cut off any of its options. Screenshots of
+// leaves the drawing or half-overlaps a filled shape (a label inside a tile is fine); widget text is never smaller than 11 px as rendered and figure text
+// never smaller than 9 px, on a desktop and on a 390-px phone alike (SVG files as shown, inline figure SVG, the roofline iframe's plot); no select
+// would cut off any of its options; displayed equations fit the desktop column without scrolling; code in a table wraps only at a space,
+// a comma or a dot. Screenshots of
 // each width and of every widget and figure go to $FOLIO_ARTIFACTS (layout-*.png).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,7 +18,7 @@ fs.mkdirSync(ARTIFACTS, { recursive: true });
 const shot = (name) => path.join(ARTIFACTS, `layout-${name.replace(/[^a-z0-9-]+/gi, '_')}.png`);
 
 const WIDGET_MIN_PX = 11;     // widget text, as rendered, at every width
-const FIGURE_MIN_PX = 9;      // figure text at desktop width
+const FIGURE_MIN_PX = 9;      // figure text at both widths
 // Where an overrun hidden by body { overflow-x: clip } is looked for: the widgets, figures, tables and
 // displayed maths (running text is article-text's and checked by the page's own scroll width).
 const OVERRUN_SCOPE = '[id^="fragment-"], figure, table, pre, math';
@@ -161,20 +163,20 @@ try {
       t.ok(over.extra <= 1 && over.culprits.length === 0, `${tag}: nothing is wider than the page`, `${over.extra} px of sideways scroll; past the edge: ${over.culprits.join(', ')}`);
 
       // 2. Inline SVG in widgets and fragments: no overlapping text, nothing outside, widget text >= 11 px.
-      const inline = await page.evaluate(([fn, min]) => {
+      const inline = await page.evaluate(([fn, min, fmin]) => {
         const check = new Function(`return (${fn})`)();
         return [...document.querySelectorAll('[id^="fragment-"] svg, figure svg')].filter((s) => s.getClientRects().length).map((s) => {
           const where = s.closest('[id]')?.id || 'page';
           const widget = !!s.closest('[id^="fragment-"]');
-          return { where, ...check(s, 1, widget ? min : 0) };
+          return { where, widget, ...check(s, 1, widget ? min : fmin) };
         });
-      }, [svgTextProblems.toString(), WIDGET_MIN_PX]);
+      }, [svgTextProblems.toString(), WIDGET_MIN_PX, FIGURE_MIN_PX]);
       for (const r of inline) {
         if (!r.count) continue;
         t.ok(r.overlaps.length === 0, `${tag}: no overlapping text in the SVG of #${r.where}`, r.overlaps.join('; '));
         t.ok(r.outside.length === 0, `${tag}: no text outside the SVG of #${r.where}`, r.outside.join('; '));
         t.ok(r.straddles.length === 0, `${tag}: no text runs into a shape in the SVG of #${r.where}`, r.straddles.join('; '));
-        t.ok(r.small.length === 0, `${tag}: SVG text in #${r.where} at least ${WIDGET_MIN_PX} px`, r.small.join('; '));
+        t.ok(r.small.length === 0, `${tag}: SVG text in #${r.where} at least ${r.widget ? WIDGET_MIN_PX : FIGURE_MIN_PX} px`, r.small.join('; '));
       }
 
       // 3. HTML text of the widgets at least 11 px; no select hides part of its choice.
@@ -182,6 +184,55 @@ try {
       t.ok(html.small.length === 0, `${tag}: widget text at least ${WIDGET_MIN_PX} px`, html.small.slice(0, 8).join('; '));
       t.ok(html.cut.length === 0, `${tag}: no select cuts off an option`, html.cut.join('; '));
     }
+
+    // 5. Displayed equations fit the desktop column (a phone may scroll them, with the edge shadows).
+    if (label === 'desktop') {
+      const wide = await page.$$eval('math[display="block"]', (els) => els.filter((m) => m.getClientRects().length && m.scrollWidth > m.clientWidth + 1)
+        .map((m) => `${m.id || m.closest('[id]')?.id || '?'} ${m.scrollWidth} px in ${m.clientWidth} px`));
+      t.ok(wide.length === 0, `${label}: every displayed equation fits the column`, wide.join('; '));
+    }
+
+    // 6. Code in a table wraps only at a space or after a comma or a dot: between two consecutive glyphs that
+    // sit on different lines there must be a space, or the first must be a comma or a dot.
+    const badBreaks = await page.$$eval('table code', (codes) => {
+      const out = [];
+      let wrapped = 0;
+      for (const code of codes) {
+        if (!code.getClientRects().length) continue;
+        const glyphs = [];
+        const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          for (let i = 0; i < n.data.length; i++) {
+            const r = document.createRange();
+            r.setStart(n, i); r.setEnd(n, i + 1);
+            const box = [...r.getClientRects()].find((q) => q.width > 0);
+            glyphs.push({ ch: n.data[i], box });
+          }
+        }
+        let prev = null, gap = '';
+        for (const g of glyphs) {
+          if (!g.box || /\s/.test(g.ch)) { gap += g.ch; continue; }
+          if (prev && g.box.top > prev.box.bottom - 2) {
+            wrapped++;
+            if (!/\s/.test(gap) && !/[,.]/.test(prev.ch)) out.push(`${JSON.stringify(code.textContent.slice(0, 60))} breaks between "${prev.ch}" and "${g.ch}"`);
+          }
+          prev = g; gap = '';
+        }
+      }
+      return { out, wrapped };
+    });
+    t.ok(badBreaks.out.length === 0, `${label}: code in tables breaks only at spaces, commas or dots (${badBreaks.wrapped} wraps)`, badBreaks.out.slice(0, 6).join('; '));
+
+    // 7. The roofline iframe draws its plot at its own width: its text too is at least 9 px.
+    await page.evaluate(() => { const f = document.querySelector('#fig-roofline-iframe iframe'); f.loading = 'eager'; f.scrollIntoView(); });
+    await page.waitForFunction(() => document.querySelector('#fig-roofline-iframe iframe').contentDocument?.querySelector('#plot text'), null, { timeout: 10000 }).catch(() => {});
+    const frame = page.frames().find((f) => /roofline-explorer\.html$/.test(f.url()));
+    if (frame) {
+      await frame.waitForFunction(() => document.querySelectorAll('#plot text').length > 0, null, { timeout: 10000 }).catch(() => {});
+      const fr = await frame.evaluate(([fn, min]) => new Function(`return (${fn})`)()(document.getElementById('plot'), 1, min), [svgTextProblems.toString(), FIGURE_MIN_PX]);
+      t.ok(fr.count > 0 && fr.small.length === 0 && fr.outside.length === 0 && fr.overlaps.length === 0,
+        `${label}: the roofline iframe's plot text is at least ${FIGURE_MIN_PX} px, inside and apart`, `smallest ${fr.minSize.toFixed(1)} px; ${[...fr.small, ...fr.outside, ...fr.overlaps].slice(0, 5).join('; ')}`);
+    } else t.ok(false, `${label}: the roofline iframe is in the page`);
 
     // SVG files shown as images: remember their rendered width at this viewport.
     const imgs = await page.$$eval('img', (els) => els.filter((i) => /\.svg(\?|$)/.test(i.currentSrc || i.src) && i.getClientRects().length)
@@ -227,7 +278,14 @@ try {
     t.ok(r.straddles.length === 0, `${name}: no text runs into a shape`, r.straddles.join('; '));
     t.ok(r.small.length === 0, `${name}: text at least ${FIGURE_MIN_PX} px at ${Math.round(info.widths.desktop || vb)} px wide (desktop)`,
       `smallest ${r.minSize.toFixed(1)} px: ${r.small.slice(0, 5).join('; ')}`);
-    console.log(`${name}: ${r.count} texts, smallest ${r.minSize.toFixed(1)} px at desktop, ${(r.minSize / scale * (info.widths.phone || vb) / vb).toFixed(1)} px on a phone`);
+    // The same at the width a 390-px phone shows it (scrolling sideways where it stops shrinking).
+    t.ok(info.widths.phone > 0, `${name} is shown on a phone`);
+    const phoneScale = (info.widths.phone || 0) / vb;
+    const rp = await page.evaluate(([fn, sc, min]) => new Function(`return (${fn})`)()(document.documentElement, sc, min),
+      [svgTextProblems.toString(), phoneScale, FIGURE_MIN_PX]);
+    t.ok(rp.small.length === 0, `${name}: text at least ${FIGURE_MIN_PX} px at ${Math.round(info.widths.phone || 0)} px wide (phone)`,
+      `smallest ${rp.minSize.toFixed(1)} px: ${rp.small.slice(0, 5).join('; ')}`);
+    console.log(`${name}: ${r.count} texts, smallest ${r.minSize.toFixed(1)} px at desktop, ${rp.minSize.toFixed(1)} px on a phone`);
   }
   await ctx.close();
   console.log(`screenshots in ${ARTIFACTS}`);
