@@ -1,6 +1,7 @@
 """Operations, as a container platform or an operator meets folio:
 --health-check, SIGHUP, PORT as platforms set it, the article's own config
 file, bad values naming their source, threads = 0, and `meson install`."""
+import gzip
 import http.server
 import json
 import os
@@ -176,6 +177,88 @@ class Reload(Fixture):
             self.write_config("[server]\nproduction = yes\n")
             self.assertIn("needs a restart: production", self.sighup_line(s, 1))
             self.assertEqual(s.get("/assets/a.txt").getheader("Cache-Control"), "no-cache")
+
+
+class ReloadUnderLoad(Fixture):
+    """SIGHUP swaps a whole settings snapshot while requests run: each request
+    sees one generation's settings, never a mix, and what the README calls
+    live applies to the next request (gzip-level too). Run under
+    ThreadSanitizer by .ci/run, which fails it on any data race."""
+
+    BIG = "".join("line %d of a compressible asset, with words that repeat\n" % i for i in range(4000))
+
+    def setUp(self):
+        super().setUp()
+        with open(os.path.join(self.root, "assets", "big.txt"), "w") as f:
+            f.write(self.BIG)
+
+    def config(self, n):
+        return ("[server]\nproduction = yes\ntrust-proxy = yes\nmax-age = %d\ngzip-level = %d\n"
+                "log-format = %s\nbase-path = %s\n" % (100 + n % 2, 1 + 8 * (n % 2),
+                                                       ("common", "json")[n % 2], ("/a", "/b")[n % 2]))
+
+    def sighup(self, s, count):
+        s.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: len([ln for ln in s.stderr_text.splitlines() if "re-read" in ln]) >= count,
+                 what="SIGHUP %d re-read" % count)
+
+    def big(self, s, **headers):
+        return s.get("/assets/big.txt", Accept_Encoding="gzip", **headers)
+
+    def test_forty_reloads_under_four_clients(self):
+        self.write_config(self.config(0))
+        failures, done = [], threading.Event()
+        with Server(self.root) as s:
+            def client(i):
+                prefix = "/p%d" % i
+                while not done.is_set():
+                    page = s.get("/", X_Forwarded_Prefix=prefix)
+                    if page.status != 200 or b'href="%s/assets/a.txt"' % prefix.encode() not in page.body:
+                        failures.append(("page", page.status, page.body[:80]))
+                    big = self.big(s, X_Forwarded_Prefix=prefix)
+                    age = big.getheader("Cache-Control")
+                    if big.status != 200 or age not in ("public, max-age=100", "public, max-age=101"):
+                        failures.append(("asset", big.status, age))
+                    elif gzip.decompress(big.body).decode() != self.BIG:
+                        failures.append(("asset bytes", len(big.body)))
+            clients = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+            for c in clients:
+                c.start()
+            try:
+                for n in range(1, 41):
+                    self.write_config(self.config(n))
+                    self.sighup(s, n)
+            finally:
+                done.set()
+                for c in clients:
+                    c.join(30)
+            self.assertEqual(failures, [])
+            self.assertEqual(s.stop(), 0, s.stderr_text)
+
+    def test_gzip_level_shows_in_the_next_compressed_body(self):
+        self.write_config(self.config(0))  # gzip-level 1
+        with Server(self.root) as s:
+            fast = self.big(s)
+            self.assertTrue(fast.getheader("ETag").endswith('-gz1"'), fast.getheader("ETag"))
+            self.write_config(self.config(1))  # gzip-level 9
+            self.sighup(s, 1)
+            best = self.big(s)
+            self.assertTrue(best.getheader("ETag").endswith('-gz9"'), best.getheader("ETag"))
+            self.assertLess(len(best.body), len(fast.body))  # level 9 packs these lines tighter
+            self.assertEqual(gzip.decompress(best.body).decode(), self.BIG)
+
+    def test_config_file_gone_changes_nothing(self):
+        path = self.write_config("[server]\nproduction = yes\nmax-age = 60\nbase-path = /article\n")
+        with Server(self.root) as s:
+            os.rename(path, path + ".away")
+            s.proc.send_signal(signal.SIGHUP)
+            line = wait_for(lambda: [ln for ln in s.stderr_text.splitlines() if "SIGHUP" in ln],
+                            what="the SIGHUP line")[0]
+            self.assertIn("config " + path, line)
+            self.assertIn("previous settings", line)
+            self.assertNotIn("re-read", line)
+            self.assertEqual(s.get("/assets/a.txt").getheader("Cache-Control"), "public, max-age=60")
+            self.assertIn(b'href="/article/assets/a.txt"', s.get("/").body)
 
 
 class Settings(Fixture):
