@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "serve/cache.h"
-#include "check/check.h"
+#include "check/check_cli.h"
 #include "base/config.h"
 #include "health.h"
 #include "serve/http.h"
@@ -25,6 +25,7 @@
 #include "serve/resolve.h"
 #include "serve/routes.h"
 #include "live/sse.h"
+#include "startup.h"
 
 extern char **environ;
 
@@ -207,35 +208,25 @@ int main(int argc, char **argv)
         return check_main(argc - 1, argv + 1, environ);
     }
     struct config config;
-    switch (config_load(&config, argc, argv, environ)) {
-    case CONFIG_OK:
-        break;
-    case CONFIG_EXIT:
-        config_finish(&config);
-        return 0;
-    case CONFIG_INVALID:
-        config_finish(&config);
-        return 2;
+    int exit_status = startup_config(&config, argc, argv, environ);
+    if (exit_status >= 0) {
+        return exit_status;
     }
     if (config.health_check) {
         int health = run_health_check(&config);
         config_finish(&config);
         return health;
     }
-    if (!config_check_routes(&config)) {
-        config_finish(&config);
-        return 2;
-    }
     config.threads = worker_threads(config.threads);
 
     char err[512];
     struct routes routes;
-    if (!routes_open(&routes, &config, err, sizeof(err))) {
-        fprintf(stderr, "folio: %s\n", err);
+    bool openat2;
+    if (!startup_routes(&routes, &config, "folio", &openat2)) {
         config_finish(&config);
         return 2;
     }
-    if (!resolve_init(routes.count ? routes.items[0].dir_fd : AT_FDCWD)) {
+    if (!openat2) {
         fprintf(stderr, "folio: openat2 is unavailable; symlinks will not be followed\n");
     }
 

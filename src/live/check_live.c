@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check/check.h"
+#include "check/check_report.h"
 #include "serve/routes.h"
 #include "sse.h"
 
