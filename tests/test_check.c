@@ -259,6 +259,18 @@ static void test_run(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* What @print wrote for @r, malloc'd. */
+static char *printed(void (*print)(const struct check_report *, FILE *), const struct check_report *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    print(r, out);
+    assert_int_equal(fclose(out), 0);
+    return buf;
+}
+
 /* The printer alone, on a report built by hand: the text and JSON formats,
  * byte for byte (tests/integration/test_check.py holds them on real runs). */
 static void test_print(void **state)
@@ -272,22 +284,14 @@ static void test_print(void **state)
         {CHECK_EXTERNAL, "www/index.html", "/index.html", 9, 2, "https://e.org/", "https://e.org/", ""},
     };
     struct check_report r = {problems, 3, 1, 1, 1, 4, 12, "/srv/a\\b", ""};
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    assert_non_null(out);
-    check_print_text(&r, out);
-    assert_int_equal(fclose(out), 0);
+    char *buf = printed(check_print_text, &r);
     assert_string_equal(buf,
         "www/index.html:3:7: error: img src \"a\tb.png\" not found (www/a\tb.png)\n"
         "assets/x.txt:1:1: warning: nothing references this file (assets/x.txt)\n"
         "folio check: 1 error, 1 warning in 4 files (12 references, 1 external, not fetched); "
         "URLs built by scripts are not seen\n");
     free(buf);
-    out = open_memstream(&buf, &len);
-    assert_non_null(out);
-    check_print_json(&r, out);
-    assert_int_equal(fclose(out), 0);
+    buf = printed(check_print_json, &r);
     assert_string_equal(buf,
         "{\"root\":\"/srv/a\\\\b\",\"base_path\":\"\",\"files\":4,\"references\":12,\"errors\":1,"
         "\"warnings\":1,\"problems\":[{\"severity\":\"error\",\"file\":\"www/index.html\",\"line\":3,"

@@ -83,6 +83,20 @@ static char *saved(const struct fixture *f, struct sse_hub *hub, const char *pre
     return check_live_event(&f->routes, &b, hub);
 }
 
+/* @rel written clean again (@text): its saving clears @url, once. */
+static void cleared(const struct fixture *f, const char *rel, const char *text, const char *prefix,
+                    const char *url)
+{
+    th_write_file(f->root, rel, text);
+    char *event = saved(f, f->hub, prefix, strchr(rel, '/') + 1);
+    char want[160];
+    snprintf(want, sizeof want, "\"url\":\"%s\",\"problems\":[]}", url);
+    assert_non_null(event);
+    assert_non_null(strstr(event, want));
+    free(event);
+    assert_null(saved(f, f->hub, prefix, strchr(rel, '/') + 1));
+}
+
 static void test_only_changes_are_sent(void **state)
 {
     struct fixture *f = *state;
@@ -105,12 +119,7 @@ static void test_only_changes_are_sent(void **state)
     assert_null(saved(f, f->hub, "/", "index.html"));
 
     /* Fixed: the file is cleared, once. */
-    th_write_file(f->root, "www/index.html", "<img src=assets/a.png>\n<div id=fragment-f></div>\n");
-    event = saved(f, f->hub, "/", "index.html");
-    assert_non_null(event);
-    assert_non_null(strstr(event, "{\"file\":\"www/index.html\",\"url\":\"/index.html\",\"problems\":[]}"));
-    free(event);
-    assert_null(saved(f, f->hub, "/", "index.html"));
+    cleared(f, "www/index.html", "<img src=assets/a.png>\n<div id=fragment-f></div>\n", "/", "/index.html");
 }
 
 static void test_fragment_from_its_page(void **state)
@@ -126,11 +135,7 @@ static void test_fragment_from_its_page(void **state)
     assert_null(strstr(event, "www/index.html\",\"url\"")); /* the page itself is clean */
     free(event);
     assert_null(saved(f, f->hub, "/fragments/", "f.html"));
-    th_write_file(f->root, "fragments/f.html", "<p id=in-f>ok</p>\n");
-    event = saved(f, f->hub, "/fragments/", "f.html");
-    assert_non_null(event);
-    assert_non_null(strstr(event, "\"url\":\"/fragments/f.html\",\"problems\":[]}"));
-    free(event);
+    cleared(f, "fragments/f.html", "<p id=in-f>ok</p>\n", "/fragments/", "/fragments/f.html");
 }
 
 static void test_deleted_image_rechecks_pages(void **state)
