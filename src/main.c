@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "serve/cache.h"
-#include "check/check.h"
+#include "check/check_cli.h"
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/settings.h"
@@ -28,6 +28,7 @@
 #include "serve/resolve.h"
 #include "serve/routes.h"
 #include "live/sse.h"
+#include "startup.h"
 
 extern char **environ;
 
@@ -195,22 +196,20 @@ static struct livereload *start_live_reload(const struct config *config,
  * status to exit with, or -1 to go on with config filled in. */
 static int load_settings(struct config *config, int argc, char **argv)
 {
+    int status = startup_config(config, argc, argv, environ);
+    if (status >= 0) {
+        return status;
+    }
+    if (config->health_check) {
+        status = run_health_check(config);
+        config_finish(config);
+        return status;
+    }
     struct config_error err;
-    enum config_result r = config_load(config, argc, argv, environ, &err);
-    if (r == CONFIG_OK && config->health_check) {
-        int health = run_health_check(config);
+    if (!config_check_host(config, &err)) {
+        config_error_print(&err, stderr);
         config_finish(config);
-        return health;
-    }
-    if (r == CONFIG_OK && !config_check(config, &err)) {
-        r = CONFIG_INVALID;
-    }
-    if (r != CONFIG_OK) {
-        if (r == CONFIG_INVALID) {
-            config_error_print(&err, stderr);
-        }
-        config_finish(config);
-        return r == CONFIG_EXIT ? 0 : 2;
+        return 2;
     }
     config->threads = worker_threads(config->threads);
     return -1;
@@ -288,14 +287,13 @@ int main(int argc, char **argv)
     if (early >= 0) {
         return early;
     }
-    char err[512];
     struct routes routes;
-    if (!routes_open(&routes, &config, err, sizeof(err))) {
-        fprintf(stderr, "folio: %s\n", err);
+    bool openat2;
+    if (!startup_routes(&routes, &config, "folio", &openat2)) {
         config_finish(&config);
         return 2;
     }
-    if (!resolve_init(routes.count ? routes.items[0].dir_fd : AT_FDCWD)) {
+    if (!openat2) {
         fprintf(stderr, "folio: openat2 is unavailable; symlinks will not be followed\n");
     }
     block_signals();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check/check.h"
+#include "check/check_report.h"
 #include "check/check_refs.h"
 #include "base/config.h"
 #include "serve/resolve.h"
@@ -258,6 +259,52 @@ static void test_run(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* What @print wrote for @r, malloc'd. */
+static char *printed(void (*print)(const struct check_report *, FILE *), const struct check_report *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    print(r, out);
+    assert_int_equal(fclose(out), 0);
+    return buf;
+}
+
+/* The printer alone, on a report built by hand: the text and JSON formats,
+ * byte for byte (tests/integration/test_check.py holds them on real runs). */
+static void test_print(void **state)
+{
+    (void)state;
+    struct check_problem problems[] = {
+        {CHECK_ERROR, "www/index.html", "/index.html", 3, 7, "img src \"a\tb.png\" not found", "a\tb.png",
+         "www/a\tb.png"},
+        {CHECK_WARNING, "assets/x.txt", "/assets/x.txt", 1, 1, "nothing references this file", "",
+         "assets/x.txt"},
+        {CHECK_EXTERNAL, "www/index.html", "/index.html", 9, 2, "https://e.org/", "https://e.org/", ""},
+    };
+    struct check_report r = {problems, 3, 1, 1, 1, 4, 12, "/srv/a\\b", ""};
+    char *buf = printed(check_print_text, &r);
+    assert_string_equal(buf,
+        "www/index.html:3:7: error: img src \"a\tb.png\" not found (www/a\tb.png)\n"
+        "assets/x.txt:1:1: warning: nothing references this file (assets/x.txt)\n"
+        "folio check: 1 error, 1 warning in 4 files (12 references, 1 external, not fetched); "
+        "URLs built by scripts are not seen\n");
+    free(buf);
+    buf = printed(check_print_json, &r);
+    assert_string_equal(buf,
+        "{\"root\":\"/srv/a\\\\b\",\"base_path\":\"\",\"files\":4,\"references\":12,\"errors\":1,"
+        "\"warnings\":1,\"problems\":[{\"severity\":\"error\",\"file\":\"www/index.html\",\"line\":3,"
+        "\"column\":7,\"message\":\"img src \\\"a\\u0009b.png\\\" not found\",\"reference\":"
+        "\"a\\u0009b.png\",\"resolved\":\"www/a\\u0009b.png\"},{\"severity\":\"warning\",\"file\":"
+        "\"assets/x.txt\",\"line\":1,\"column\":1,\"message\":\"nothing references this file\","
+        "\"reference\":\"\",\"resolved\":\"assets/x.txt\"}],\"external\":[{\"file\":\"www/index.html\","
+        "\"line\":9,\"column\":2,\"url\":\"https://e.org/\"}],\"not_seen\":[\"URLs built by scripts\","
+        "\"<base href>\"],\"summary\":\"folio check: 1 error, 1 warning in 4 files (12 references, "
+        "1 external, not fetched); URLs built by scripts are not seen\"}\n");
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_ids),
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_run),
+        cmocka_unit_test(test_print),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

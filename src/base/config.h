@@ -12,7 +12,7 @@
  * config_options.c (flags, environment, --help, and the start-up checks).
  * Parsing is pure: no look-up of names, no touching of the disk but the file
  * asked for. The checks that need the world (folders exist, the host
- * resolves) are config_check's, on the start-up path.
+ * resolves) are config_check_routes' and config_check_host's, on the start-up path.
  *
  * A struct config is filled once and then never written: at run time it is
  * shared as an immutable snapshot (settings.h), and a SIGHUP builds a whole
@@ -74,7 +74,7 @@ struct config {
     size_t route_count;
     bool health_check; /* --health-check: ask a running server, serve nothing */
     char *health_url;  /* its URL, NULL: from host and port */
-    struct config_source root_from, host_from; /* for config_check's messages */
+    struct config_source root_from, host_from; /* for the start-up checks' messages */
 };
 
 enum config_result {
@@ -110,9 +110,9 @@ void config_finish(struct config *c); /* accepts a zeroed struct */
  * route, how to drop it). */
 bool config_check_routes(const struct config *c, struct config_error *err);
 
-/* The start-up checks: config_check_routes, and the host resolves to an
- * address to listen on (a name is looked up here, never while parsing). */
-bool config_check(const struct config *c, struct config_error *err);
+/* Whether the host resolves to an address to listen on: a name is looked
+ * up here, on the server's start-up path, never while parsing. */
+bool config_check_host(const struct config *c, struct config_error *err);
 
 /* After SIGHUP, fresh (loaded and checked) becomes the next snapshot: every
  * setting that only applies at start-up and changed is set back to its

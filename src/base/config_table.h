@@ -36,7 +36,7 @@ bool config_setting_is_yes_no(const struct setting *s);
 bool config_fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Remembers where the setting named key was set last (root and host are the
- * ones config_check names). */
+ * ones the start-up checks name). */
 void config_note_source(struct config *c, const char *key, const char *name, int line);
 
 /* [routes] "/prefix/ = folder[, fragments]": adds, replaces or (empty

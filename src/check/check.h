@@ -1,12 +1,15 @@
 /* check — `folio check`: every broken reference of the article, found the
- * way a browser would meet it, before a reader does.
+ * way a browser would meet it, before a reader does. This header is the
+ * subsystem's face: a run and the report it returns. The report is printed
+ * by check_report.h; the command line is check_cli.h.
  *
- * A run walks every route folder (routes.c), reads each HTML and CSS file
- * through resolve.c (the server's own boundary), takes its references from
- * check_refs.c, resolves each one as a browser does from the document's URL
- * (a fragment's from each page that loads it) and then as folio does: the
- * route, the dot-segment rule, resolve_open (exists, readable, beneath the
- * folder), a folder's index.html. It also finds in-page anchors that name
+ * A run walks every route folder (routes.c; check_walk.c), reads each HTML
+ * and CSS file through resolve.c (the server's own boundary), takes its
+ * references from check_refs.c, and (check_rules.c) resolves each one as
+ * a browser does from the document's URL (a fragment's from each page that
+ * loads it) and then as folio does: the route, the dot-segment rule,
+ * resolve_open (exists, readable, beneath the folder), a folder's
+ * index.html. It also finds in-page anchors that name
  * no element, duplicate ids, references that work at "/" but leave the
  * prefix under --base-path once rewrite.c has done what it does, and files in
  * the other routes (assets/, fragments/) that nothing references. External
@@ -20,7 +23,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 
 struct routes;
 
@@ -64,26 +66,6 @@ struct check_report {
 struct check_report *check_run(const struct routes *routes, const struct check_options *o,
                                char *err, size_t err_size);
 
-/* Compiler-style lines (errors, then warnings) and one summary line. */
-void check_print_text(const struct check_report *r, FILE *out);
-
-/* The whole report as one JSON object (schema in the README). */
-void check_print_json(const struct check_report *r, FILE *out);
-
-/* @s as a JSON string (RFC 8259 7), quotes included. */
-void check_json_string(FILE *out, const char *s);
-
-/* One problem as a JSON object, for the live event stream too. */
-void check_print_problem_json(const struct check_problem *p, FILE *out);
-
-/* The summary line, without a newline, into @out. */
-void check_summary(const struct check_report *r, char *out, size_t size);
-
 void check_report_free(struct check_report *r); /* accepts NULL */
-
-/* `folio check [--root DIR] [--base-path /prefix] [--format text|json]` and
- * every other setting as the server reads it (config file, environment):
- * exit status 0 clean, 1 errors, 2 could not run. @argv[0] is "check". */
-int check_main(int argc, char **argv, char **envp);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check/check.h"
+#include "check/check_report.h"
 #include "serve/routes.h"
 #include "sse.h"
 
@@ -213,15 +214,16 @@ static size_t check_live_diff(const struct routes *r, const struct check_report 
     return changed;
 }
 
-/* Broadcasts one `check` event when what the browsers know has changed. */
-static void check_live_send(const struct routes *r, const struct check_report *rep, char **focus,
-                            size_t nfocus, bool pages, struct sse_hub *hub)
+/* The `check` event's data for @rep, or NULL when what the browsers know
+ * has not changed (or memory ran out); remembers what it says as told. */
+static char *check_live_diff_event(const struct routes *r, const struct check_report *rep, char **focus,
+                                   size_t nfocus, bool pages, const struct sse_hub *hub)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     if (out == NULL) {
-        return;
+        return NULL;
     }
     pthread_mutex_lock(&check_live_sent.lock);
     if (check_live_sent.hub != hub) {
@@ -233,23 +235,25 @@ static void check_live_send(const struct routes *r, const struct check_report *r
     size_t changed = check_live_diff(r, rep, focus, nfocus, pages, out);
     fputs("]}", out);
     pthread_mutex_unlock(&check_live_sent.lock);
-    if (fclose(out) == 0 && changed > 0) {
-        sse_hub_broadcast(hub, "check", buf);
+    if (fclose(out) != 0 || changed == 0) {
+        free(buf);
+        return NULL;
     }
-    free(buf);
+    return buf;
 }
 
-void check_live_batch(const struct routes *r, const struct watch_batch *b, struct sse_hub *hub)
+char *check_live_event(const struct routes *r, const struct watch_batch *b, const struct sse_hub *hub)
 {
     char **focus = calloc(b->n + 1, sizeof(*focus));
     bool pages = false;
     size_t nfocus = focus ? check_live_focus(r, b, focus, &pages) : 0;
+    char *event = NULL;
     if (nfocus > 0 || pages) {
         struct check_options o = {.focus = (const char *const *)focus, .nfocus = nfocus, .focus_pages = pages};
         char err[256];
         struct check_report *rep = check_run(r, &o, err, sizeof(err));
         if (rep != NULL) {
-            check_live_send(r, rep, focus, nfocus, pages, hub);
+            event = check_live_diff_event(r, rep, focus, nfocus, pages, hub);
         }
         check_report_free(rep);
     }
@@ -257,4 +261,14 @@ void check_live_batch(const struct routes *r, const struct watch_batch *b, struc
         free(focus[i]);
     }
     free(focus);
+    return event;
+}
+
+void check_live_batch(const struct routes *r, const struct watch_batch *b, struct sse_hub *hub)
+{
+    char *event = check_live_event(r, b, hub);
+    if (event != NULL) {
+        sse_hub_broadcast(hub, "check", event);
+    }
+    free(event);
 }

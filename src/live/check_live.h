@@ -30,4 +30,10 @@ struct sse_hub;
  * folders as the server holds them) and tells @hub what changed. */
 void check_live_batch(const struct routes *r, const struct watch_batch *b, struct sse_hub *hub);
 
+/* What check_live_batch broadcasts for @b: the `check` event's data
+ * (malloc'd), or NULL when no file's errors differ from what @hub's
+ * browsers were last told. Either way, what it returns counts as told.
+ * check_live_batch's first half, apart so a test reads the event. */
+char *check_live_event(const struct routes *r, const struct watch_batch *b, const struct sse_hub *hub);
+
 #endif

@@ -1,0 +1,44 @@
+/* startup — see startup.h. */
+#include "startup.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+
+#include "base/config.h"
+#include "serve/resolve.h"
+#include "serve/routes.h"
+
+int startup_config(struct config *c, int argc, char **argv, char **envp)
+{
+    struct config_error err;
+    switch (config_load(c, argc, argv, envp, &err)) {
+    case CONFIG_OK:
+        return -1;
+    case CONFIG_EXIT:
+        config_finish(c);
+        return 0;
+    case CONFIG_INVALID:
+        break;
+    }
+    config_error_print(&err, stderr);
+    config_finish(c);
+    return 2;
+}
+
+bool startup_routes(struct routes *r, const struct config *c, const char *who, bool *openat2)
+{
+    *r = (struct routes){0};
+    struct config_error bad;
+    if (!config_check_routes(c, &bad)) {
+        config_error_print(&bad, stderr);
+        return false;
+    }
+    char err[512];
+    if (!routes_open(r, c, err, sizeof(err))) {
+        fprintf(stderr, "%s: %s\n", who, err);
+        return false;
+    }
+    /* The first route's folder: resolve.c probes openat2 beneath it. */
+    *openat2 = resolve_init(r->count ? r->items[0].dir_fd : AT_FDCWD);
+    return true;
+}
