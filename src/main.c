@@ -28,7 +28,7 @@
 #include "serve/resolve.h"
 #include "serve/routes.h"
 #include "live/sse.h"
-#include "startup.h"
+#include "serve/startup.h"
 
 extern char **environ;
 

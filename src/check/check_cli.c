@@ -10,7 +10,7 @@
 #include "check.h"
 #include "check_report.h"
 #include "serve/routes.h"
-#include "startup.h"
+#include "serve/startup.h"
 
 /* What the command line asks of check itself; the rest is settings. */
 struct check_cli {

@@ -5,8 +5,8 @@
 #include <stdio.h>
 
 #include "base/config.h"
-#include "serve/resolve.h"
-#include "serve/routes.h"
+#include "resolve.h"
+#include "routes.h"
 
 int startup_config(struct config *c, int argc, char **argv, char **envp)
 {
