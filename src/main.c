@@ -19,6 +19,7 @@
 #include "check/check_cli.h"
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/cpus.h"
 #include "base/settings.h"
 #include "health.h"
 #include "serve/http.h"
@@ -42,12 +43,12 @@ static void invalidate_all(void *cache)
     cache_clear(cache);
 }
 
-/* threads = 0 means one per CPU. */
+/* threads = 0 means one per CPU this process may use. */
 static unsigned worker_threads(unsigned threads)
 {
     if (threads == 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cpus > 0 && cpus < 64 ? (unsigned)cpus : 4;
+        unsigned cpus = cpus_available(); /* the container's share, not the node's (cpus.h) */
+        threads = cpus < 64 ? cpus : 64;
     }
     return threads;
 }
@@ -69,7 +70,7 @@ static bool reload_config(struct config *fresh, const struct config *running, in
     if (r == CONFIG_EXIT) {
         snprintf(err->message, sizeof(err->message), "the settings did not load");
     }
-    return r == CONFIG_OK && config_check_routes(fresh, err);
+    return r == CONFIG_OK && config_check_routes(fresh, err, NULL); /* said at start-up */
 }
 
 /* SIGHUP: a whole new snapshot of the settings, or nothing. A bad file

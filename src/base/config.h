@@ -75,6 +75,7 @@ struct config {
     bool health_check; /* --health-check: ask a running server, serve nothing */
     char *health_url;  /* its URL, NULL: from host and port */
     struct config_source root_from, host_from; /* for the start-up checks' messages */
+    char notes[512]; /* what loading found worth a word but not an error (a FOLIO_ typo), or "" */
 };
 
 enum config_result {
@@ -105,10 +106,13 @@ bool config_live_reload(const struct config *c);
 
 void config_finish(struct config *c); /* accepts a zeroed struct */
 
-/* Whether the root and every route folder exist. If not, err names the
- * folder and where it came from (flag, variable or file:line; for a default
- * route, how to drop it). */
-bool config_check_routes(const struct config *c, struct config_error *err);
+/* Whether the root and every route folder exist. A default route other
+ * than "/" whose folder is absent is not mounted (an article may be www/
+ * alone): it is dropped from c, with one line on notes when notes is not
+ * NULL. Any other missing folder is an error: err names the folder and
+ * where it came from (flag, variable or file:line; for the default "/",
+ * --root first, the usual fix). */
+bool config_check_routes(struct config *c, struct config_error *err, FILE *notes);
 
 /* Whether the host resolves to an address to listen on: a name is looked
  * up here, on the server's start-up path, never while parsing. */

@@ -2,6 +2,7 @@
  * flags, in that order), --help, and the start-up checks of the world. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netdb.h>
@@ -211,6 +212,23 @@ static enum config_result load_file(struct config *c, const struct first_pass *p
     return CONFIG_OK;
 }
 
+/* Notes in c that variable (not a setting) looks like a misspelt nearest. */
+static void note_typo(struct config *c, const char *variable, const struct setting *nearest)
+{
+    size_t used = strlen(c->notes);
+    if (!nearest || used >= sizeof(c->notes) - 1) {
+        return;
+    }
+    char want[80];
+    size_t i = 0;
+    for (; nearest->name[i] && i < sizeof(want) - 1; i++) {
+        want[i] = nearest->name[i] == '-' ? '_' : (char)toupper((unsigned char)nearest->name[i]);
+    }
+    want[i] = '\0';
+    snprintf(c->notes + used, sizeof(c->notes) - used,
+             "%sfolio: %s is not a setting, ignored (FOLIO_%s?)", used ? "\n" : "", variable, want);
+}
+
 /* The environment: PORT first (platforms set it), then FOLIO_* over it. */
 static enum config_result load_environment(struct config *c, char **envp, struct config_error *err)
 {
@@ -227,7 +245,10 @@ static enum config_result load_environment(struct config *c, char **envp, struct
         snprintf(key, sizeof(key), "%.*s", (int)(eq - *e - 6), *e + 6);
         snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
         if (!config_find_setting(key)) {
-            continue; /* FOLIO_* is a namespace others may share (FOLIO_BIN in our tests) */
+            /* FOLIO_* is a namespace others may share (FOLIO_BIN in our tests):
+             * only a near miss of a setting is taken for a typo. */
+            note_typo(c, name, config_nearest_setting(key));
+            continue;
         }
         if (!config_set(c, key, eq + 1, err->message, sizeof(err->message))) {
             return invalid(err, name, 0, err->message);
@@ -298,20 +319,46 @@ static bool not_a_folder(struct config_error *err, const struct config_source *f
     return false;
 }
 
-bool config_check_routes(const struct config *c, struct config_error *err)
+/* Appends text to err's message. */
+static void add_hint(struct config_error *err, const char *text)
+{
+    size_t used = strlen(err->message);
+    snprintf(err->message + used, sizeof(err->message) - used, "%s", text);
+}
+
+/* Drops route i of c (a default one whose folder is absent), saying so on notes. */
+static void unmount(struct config *c, size_t i, const char *path, FILE *notes)
+{
+    if (notes) {
+        fprintf(notes, "folio: route %s: no folder %s; not mounted (a default route)\n",
+                c->routes[i].prefix, path);
+    }
+    free(c->routes[i].prefix);
+    free(c->routes[i].dir);
+    memmove(&c->routes[i], &c->routes[i + 1], (c->route_count - i - 1) * sizeof(*c->routes));
+    c->route_count--;
+}
+
+bool config_check_routes(struct config *c, struct config_error *err, FILE *notes)
 {
     struct stat st;
     errno = 0;
     if (stat(c->root, &st) != 0 || !S_ISDIR(st.st_mode)) {
         return not_a_folder(err, &c->root_from, "root ", c->root);
     }
-    for (size_t i = 0; i < c->route_count; i++) {
+    for (size_t i = 0; i < c->route_count;) {
         const struct config_route *r = &c->routes[i];
         char path[PATH_MAX], what[300];
         bool absolute = r->dir[0] == '/';
         snprintf(path, sizeof(path), "%s%s%s", absolute ? "" : c->root, absolute ? "" : "/", r->dir);
         errno = 0;
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            i++;
+            continue;
+        }
+        bool root_page = strcmp(r->prefix, "/") == 0;
+        if (!r->line && !root_page && errno == ENOENT) {
+            unmount(c, i, path, notes);
             continue;
         }
         struct config_source from = {.line = r->line};
@@ -319,9 +366,13 @@ bool config_check_routes(const struct config *c, struct config_error *err)
         snprintf(what, sizeof(what), "route %s: folder ", r->prefix);
         not_a_folder(err, &from, what, path);
         if (!r->line) {
-            size_t used = strlen(err->message);
-            snprintf(err->message + used, sizeof(err->message) - used,
-                     " (a default route; '%s =' under [routes] in the config file drops it)", r->prefix);
+            char hint[400];
+            snprintf(hint, sizeof(hint), root_page
+                         ? " (is this the article? --root DIR names the folder that holds www/; '%s =' "
+                           "under [routes] in the config file drops the route)"
+                         : " (a default route; '%s =' under [routes] in the config file drops it)",
+                     r->prefix);
+            add_hint(err, hint);
         }
         return false;
     }

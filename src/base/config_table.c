@@ -33,7 +33,7 @@ const struct setting config_settings[] = {
     {"quiet", KIND_BOOL, AT(quiet), 0, 0, NULL, "no access log", NULL, true},
     {"max-age", KIND_UINT, AT(max_age), 0, 315360000, "S", "production Cache-Control max-age for non-HTML (3600)", NULL, true},
     {"timeout", KIND_UINT, AT(timeout), 1, 86400, "S", "idle connection timeout (30)", NULL, false},
-    {"grace", KIND_UINT, AT(grace), 0, 3600, "S", "on SIGTERM, wait this long for requests in flight (10)", NULL, true},
+    {"grace", KIND_UINT, AT(grace), 0, 3600, "S", "on SIGTERM, wait this long for requests in flight (8)", NULL, true},
     {"connection-limit", KIND_UINT, AT(connection_limit), 1, 1000000, "N", "concurrent connections (1024)", NULL, false},
     {"per-ip-limit", KIND_UINT, AT(per_ip_limit), 0, 1000000, "N", "connections from one address, 0 for none (256)", NULL, false},
     {"header-limit", KIND_BYTES, AT(header_limit), 4096, 16u << 20, "BYTES", "request line and headers (32K)", NULL, false},
@@ -81,7 +81,7 @@ void config_init(struct config *c)
         .live_reload = -1,
         .max_age = 3600,
         .timeout = 30,
-        .grace = 10,
+        .grace = 8, /* under Docker's and compose's 10 s stop timeout, so folio ends its own connections */
         .connection_limit = 1024,
         .per_ip_limit = 256,
         .header_limit = 32 * 1024,
@@ -143,6 +143,53 @@ const struct setting *config_find_setting(const char *key)
         }
     }
     return NULL;
+}
+
+/* Edits (insert, delete, substitute) from a to b, counted up to 9. */
+static unsigned edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    unsigned row[64];
+    if (n >= 64 || strlen(a) >= 64) {
+        return 9;
+    }
+    for (size_t j = 0; j <= n; j++) {
+        row[j] = (unsigned)j;
+    }
+    for (size_t i = 1; a[i - 1]; i++) {
+        unsigned diagonal = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= n; j++) {
+            unsigned above = row[j];
+            unsigned best = diagonal + (a[i - 1] != b[j - 1]);
+            best = above + 1 < best ? above + 1 : best;
+            row[j] = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            diagonal = above;
+        }
+    }
+    return row[n] < 9 ? row[n] : 9;
+}
+
+const struct setting *config_nearest_setting(const char *key)
+{
+    char name[64];
+    size_t n = strlen(key);
+    if (n >= sizeof(name)) {
+        return NULL;
+    }
+    for (size_t i = 0; i <= n; i++) {
+        name[i] = key[i] == '_' ? '-' : (char)tolower((unsigned char)key[i]);
+    }
+    const struct setting *nearest = NULL;
+    unsigned best = 3; /* two slips at most: beyond that it is another's variable */
+    for (size_t i = 0; i < config_setting_count; i++) {
+        unsigned d = edit_distance(name, config_settings[i].name);
+        if (d < best) {
+            best = d;
+            nearest = &config_settings[i];
+        }
+    }
+    return nearest;
 }
 
 bool config_setting_is_yes_no(const struct setting *s)

@@ -29,6 +29,10 @@ extern const size_t config_setting_count;
  * or NULL. */
 const struct setting *config_find_setting(const char *key);
 
+/* The setting key is two slips (an edit each) or fewer away from, or NULL:
+ * for a hint when key is none. */
+const struct setting *config_nearest_setting(const char *key);
+
 /* True for a yes/no setting (--x and --no-x). */
 bool config_setting_is_yes_no(const struct setting *s);
 

@@ -13,6 +13,9 @@ int startup_config(struct config *c, int argc, char **argv, char **envp)
     struct config_error err;
     switch (config_load(c, argc, argv, envp, &err)) {
     case CONFIG_OK:
+        if (c->notes[0]) {
+            fprintf(stderr, "%s\n", c->notes);
+        }
         return -1;
     case CONFIG_EXIT:
         config_finish(c);
@@ -25,11 +28,11 @@ int startup_config(struct config *c, int argc, char **argv, char **envp)
     return 2;
 }
 
-bool startup_routes(struct routes *r, const struct config *c, const char *who, bool *openat2)
+bool startup_routes(struct routes *r, struct config *c, const char *who, bool *openat2)
 {
     *r = (struct routes){0};
     struct config_error bad;
-    if (!config_check_routes(c, &bad)) {
+    if (!config_check_routes(c, &bad, stderr)) {
         config_error_print(&bad, stderr);
         return false;
     }

@@ -20,11 +20,12 @@ struct routes;
  * after --help or --version, 2 for bad settings (the reason on stderr). */
 int startup_config(struct config *c, int argc, char **argv, char **envp);
 
-/* Checks the route folders of @c, opens them into @r and sets the resolver
+/* Checks the route folders of @c (a default one that is absent is not
+ * mounted, one line on stderr saying so), opens them into @r and sets the resolver
  * up on them. False (one line on stderr, "@who: " before routes.c's
  * reasons) when a folder is missing or cannot be opened: exit 2, nothing to
  * close. *@openat2 false when the resolver must do without openat2 (then no
  * symlink is followed); saying so is the caller's choice. */
-bool startup_routes(struct routes *r, const struct config *c, const char *who, bool *openat2);
+bool startup_routes(struct routes *r, struct config *c, const char *who, bool *openat2);
 
 #endif

@@ -294,7 +294,10 @@ class Settings(Fixture):
         path = self.write_config("; mounts\n[routes]\n/data/ = no-such-folder\n")
         self.assert_bad(run("--root", self.root), path + ":3:", "route /data/", "no-such-folder",
                         "No such file")
+        os.makedirs(os.path.join(self.root, "plain"))
         os.rmdir(os.path.join(self.root, "fragments"))
+        with open(os.path.join(self.root, "fragments"), "w") as f:
+            f.write("a file where a default route's folder would be\n")
         self.write_config("")
         self.assert_bad(run("--root", self.root), "route /fragments/", "default route",
                         "'/fragments/ ='")
@@ -302,12 +305,65 @@ class Settings(Fixture):
         with Server(self.root) as s:
             self.assertEqual(s.get("/").status, 200)
 
+    def test_an_article_of_www_alone_starts(self):
+        """fragments/ and assets/ are optional: a default route whose folder is
+        absent is not mounted, and one line says so; "/" stays required."""
+        shutil.rmtree(os.path.join(self.root, "fragments"))
+        shutil.rmtree(os.path.join(self.root, "assets"))
+        with Server(self.root) as s:
+            self.assertEqual(s.get("/").status, 200)
+            self.assertEqual(s.get("/assets/a.txt").status, 404)
+            notes = wait_for(lambda: [ln for ln in s.stderr_text.splitlines() if "not mounted" in ln][1:] and
+                             [ln for ln in s.stderr_text.splitlines() if "not mounted" in ln], what="two notes")
+            self.assertEqual(len(notes), 2, s.stderr_text)
+            self.assertIn("route /fragments/: no folder", notes[0] + notes[1])
+            self.assertIn("route /assets/: no folder", notes[0] + notes[1])
+
+    def test_no_www_suggests_root_first(self):
+        elsewhere = os.path.join(self.tmp, "elsewhere")
+        os.makedirs(elsewhere)
+        result = run(cwd=elsewhere)
+        self.assert_bad(result, "route /: folder ./www", "--root DIR")
+        line = result.stderr.strip()
+        self.assertLess(line.index("--root"), line.index("'/ ='"), line)  # the usual fix first
+
+    def test_a_misspelt_folio_variable_is_named(self):
+        with Server(self.root, env={"FOLIO_PRODUCTON": "1", "FOLIO_BIN": "/x"}) as s:
+            self.assertEqual(s.get("/assets/a.txt").getheader("Cache-Control"), "no-cache")  # still preview
+            typos = wait_for(lambda: [ln for ln in s.stderr_text.splitlines() if "is not a setting" in ln],
+                             what="the typo's line")
+            self.assertEqual(typos, ["folio: FOLIO_PRODUCTON is not a setting, ignored (FOLIO_PRODUCTION?)"])
+
     def test_threads_zero_is_one_per_cpu(self):
         with Server(self.root, "--threads", "0") as s:
             self.assertTrue(s.alive())
         self.write_config("[server]\nthreads = 0\n")
         with Server(self.root) as s:
             self.assertTrue(s.alive())
+
+    def threads_of(self, *args, wrap=()):
+        """The thread count of a folio started with args (under wrap, e.g. taskset)."""
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("FOLIO_")}
+        proc = subprocess.Popen([*wrap, FOLIO, "--root", self.root, "--port", str(port), *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+        try:
+            self.assertIn("http://", proc.stdout.readline())  # the daemon's threads are running
+            with open("/proc/%d/status" % proc.pid) as f:
+                return int(next(ln for ln in f if ln.startswith("Threads:")).split()[1])
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(10)
+
+    def test_threads_follow_the_cpus_this_process_may_use(self):
+        """--threads 0 counts the affinity mask (taskset, --cpuset-cpus), not the
+        node's CPUs: pinned to one CPU, folio runs as many threads as with --threads 1."""
+        one = self.threads_of("--threads", "1")
+        self.assertEqual(self.threads_of("--threads", "0", wrap=("taskset", "-c", "0")), one)
+        cpus = len(os.sched_getaffinity(0))
+        if cpus > 1:  # a second CPU adds a worker
+            self.assertEqual(self.threads_of("--threads", "0"), self.threads_of("--threads", str(cpus)))
+            self.assertGreater(self.threads_of("--threads", "0"), one)
 
 
 class Install(unittest.TestCase):
