@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -216,6 +217,21 @@ static int load_settings(struct config *config, int argc, char **argv)
     return -1;
 }
 
+/* Raises the soft limit on open files to the hard one: 1,024 connections,
+ * 256 held files, memfd bodies and the watcher's folders exceed the usual
+ * soft 1,024, and running out shows as refused connections or folders not
+ * watched. nginx's worker_rlimit_nofile does this by hand. */
+static void raise_file_limit(void)
+{
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &files) != 0) {
+            perror("folio: cannot raise the open-file limit");
+        }
+    }
+}
+
 /* Blocks the signals main waits for, in this thread and every later one. */
 static void block_signals(void)
 {
@@ -298,6 +314,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "folio: openat2 is unavailable; symlinks will not be followed\n");
     }
     block_signals();
+    raise_file_limit();
     mime_init();
     struct cache *cache = cache_create(config.cache_size);
     struct settings *settings = settings_create(&config); /* config is the first snapshot now */

@@ -355,6 +355,21 @@ class Settings(Fixture):
             proc.send_signal(signal.SIGTERM)
             proc.wait(10)
 
+    def test_the_open_file_limit_is_raised_to_the_hard_one(self):
+        """1,024 connections + 256 held files + memfds + watched folders exceed a
+        soft limit of 1,024 (issue 19, 11): folio takes what the hard limit allows."""
+        port = free_port()
+        proc = subprocess.Popen(["prlimit", "--nofile=1024:4096", FOLIO, "--root", self.root, "--port", str(port)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertIn("http://", proc.stdout.readline())
+            with open("/proc/%d/limits" % proc.pid) as f:
+                line = next(ln for ln in f if ln.startswith("Max open files"))
+            self.assertEqual(line.split()[3:5], ["4096", "4096"], line)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(10)
+
     def test_threads_follow_the_cpus_this_process_may_use(self):
         """--threads 0 counts the affinity mask (taskset, --cpuset-cpus), not the
         node's CPUs: pinned to one CPU, folio runs as many threads as with --threads 1."""
