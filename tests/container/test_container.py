@@ -89,6 +89,16 @@ def tearDownModule():
                 engine.docker("rm", "-f", *names, check=False)
             engine.docker("image", "rm", IMAGE, BUILD_IMAGE, check=False)
             if before is not None:
+                # What builds left untagged: compose's own build of the Dockerfile
+                # misses the classic builder's cache here and leaves its build
+                # stage as a dangling leaf. Only images this run made, never an
+                # `image prune` (a user's dangling images are not ours).
+                dangling = set(engine.docker("images", "-q", "--no-trunc", "--filter", "dangling=true",
+                                             check=False).stdout.split())
+                ours = sorted(dangling - before["images"])
+                if ours:
+                    engine.docker("image", "rm", *ours, check=False)
+            if before is not None:
                 now = engine_state()
                 left = {k: sorted(now[k] - before[k]) for k in now if now[k] - before[k]}
         finally:
