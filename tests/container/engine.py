@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """A Docker engine for the container suite, on a machine with no registry.
 
-There is nothing to pull here, so the base image is made locally: a Debian 12
-root file system from mmdebstrap (cached in FOLIO_CI_CACHE, default
-/var/cache/folio-ci), imported as debian:bookworm-slim. If a dockerd already
+There is nothing to pull here, so the base image is made locally when the
+engine lacks debian:bookworm-slim: a Debian 12 root file system from
+mmdebstrap (built once, cached in FOLIO_CI_CACHE, default /var/cache/folio-ci),
+imported under that name. An engine that has the image keeps its own (and no
+mmdebstrap runs); a base imported into a running system dockerd is removed
+again at the end, one imported into the private engine stays in that
+engine's data root (the suite's cache, used by nothing else). If a dockerd already
 answers on /var/run/docker.sock it is used as it is; otherwise a private one is
 started (data root in the cache, so image layers stay warm between runs; exec
 root, socket and pid file in a scratch folder) and, at the end, stopped by its
@@ -106,6 +110,8 @@ class Engine:
         self.proc = None
         self.scratch = None
         self.lock = None
+        self.system = False
+        self.imported = False
 
     # -- the base image ---------------------------------------------------
     def rootfs(self):
@@ -119,17 +125,16 @@ class Engine:
         return path
 
     def _import_base(self):
-        tar = self.rootfs()
-        stamp = os.path.join(self.cache, "imported")
+        """debian:bookworm-slim in the engine: the engine's own when it has
+        one, else the mmdebstrap tarball imported (made first if need be)."""
         have = subprocess.run([DOCKER, "image", "inspect", BASE_IMAGE], env=self.env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
-        fresh = os.path.exists(stamp) and os.path.getmtime(stamp) >= os.path.getmtime(tar)
-        if have and (self.system or fresh):
+        if have:
             return
+        tar = self.rootfs()
         _log(f"docker import {tar} {BASE_IMAGE}")
         _run([DOCKER, "import", tar, BASE_IMAGE], env=self.env)
-        if not self.system:
-            open(stamp, "w").close()
+        self.imported = self.system  # a user's engine gets it back as it was
 
     # -- the engine ---------------------------------------------------------
     def __enter__(self):
@@ -182,6 +187,10 @@ class Engine:
             time.sleep(0.2)
 
     def __exit__(self, *exc):
+        if self.imported:
+            subprocess.run([DOCKER, "image", "rm", BASE_IMAGE], env=self.env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+            self.imported = False
         if self.proc:
             self._stop()
         if self.lock:

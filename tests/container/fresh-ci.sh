@@ -3,21 +3,9 @@
 # Debian 12 container (debian:bookworm-slim, imported by engine.py) with a copy
 # of this repo mounted. By hand, not in CI: CI would run itself inside itself.
 #   bash tests/container/fresh-ci.sh        # log in /tmp/folio-fresh-ci-*/log
-# What the container needs, and why:
-# - --cap-add SYS_ADMIN --security-opt seccomp=unconfined: the suites make
-#   user and mount namespaces (the inotify-limit test, Chromium); --network
-#   host: IPv6 loopback and the npm registry as the host reaches it.
-# - the host's CA bundle, outside /etc/ssl (the container's ca-certificates
-#   package rewrites that file), as NODE_EXTRA_CA_CERTS: npm reaches its
-#   registry from these machines only with it. apt needs nothing.
-# - the engine's socket as /var/run/docker.sock, and the same /tmp folder and
-#   /var/cache/folio-ci at the same paths: the container suite inside then
-#   uses this engine (engine.py takes a running dockerd as it is) and its
-#   bind mounts name paths that exist where the engine runs.
-# - /usr/sbin/policy-rc.d (exit 101), as Docker's own Debian images have:
-#   without it, installing docker.io would start a second dockerd inside.
-# Known to fail inside a container: the inotify-limit test needs a writable
-# /proc/sys.
+# What the container needs, and why: the README's Tests section, whose
+# `docker run` line this runs (test_container.py's FreshCiScript holds the two
+# to the same options). The engine's socket is whichever engine.py gives.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [[ -z "${DOCKER_HOST:-}" ]]; then

@@ -10,10 +10,17 @@ container exits 0; a custom article mounted at /article is served; a PORT
 the platform injects is honoured; config/compose.yaml (nginx in front of two
 replicas) serves the article from both; and the README's first command, run
 exactly as written in a fresh container from the base image with a copy of
-the repo mounted, serves the article. Every wait is bounded; stdlib only.
+the repo mounted, serves the article; the Kubernetes preStop command runs
+in the image. Everything the run makes carries its run id (image tags, the
+compose project, container labels) and is removed at the end, and the run
+fails if the engine then holds anything it did not before (images and their
+layers, containers, networks, volumes, a tag moved). Every wait is bounded;
+stdlib only.
 """
 import os
 import re
+import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -31,40 +38,75 @@ from engine import DOCKER, Engine  # noqa: E402
 from folio import main  # noqa: E402
 
 SOURCE_ROOT = os.path.abspath(os.environ.get("FOLIO_SOURCE_ROOT") or os.path.join(HERE, "..", ".."))
-IMAGE = "folio:ci"
 TITLE = "The Memory Wall"  # the repo article's <title>
 BIG = 2 << 20              # the slow download's size
+# Everything this run makes is named or labelled after it, so that it can be
+# removed whole and never touches a user's own folio:latest or folio:ci.
+run_id = "folio-ci-%d-%s" % (os.getpid(), secrets.token_hex(3))
+IMAGE = "folio-ci:" + run_id[len("folio-ci-"):]
+BUILD_IMAGE = "folio-ci-build:" + run_id[len("folio-ci-"):]  # the build stage, removed with its layers
 engine = None
 scratch = None
-run_id = "folio-ci-%d" % os.getpid()
+before = None
+
+
+def engine_state():
+    """What the engine holds: image IDs (intermediate ones too), containers,
+    networks, volumes, and every image tag."""
+    ls = lambda *a: set(engine.docker(*a, check=False).stdout.split())
+    return {"images": ls("images", "-aq", "--no-trunc"), "containers": ls("ps", "-aq", "--no-trunc"),
+            "networks": ls("network", "ls", "-q", "--no-trunc"), "volumes": ls("volume", "ls", "-q"),
+            # A tag moved to another image (a user's folio:latest retagged) shows as new.
+            "tags": ls("images", "--no-trunc", "--format", "{{.Repository}}:{{.Tag}}@{{.ID}}")}
 
 
 def setUpModule():
-    global engine, scratch
+    global engine, scratch, before
     scratch = tempfile.mkdtemp(prefix="folio-container-")
     os.chmod(scratch, 0o755)  # containers run as 65534 and read mounts from here
     engine = Engine().__enter__()
     try:
-        # The build stage tagged too, so pruning what older runs left untagged
-        # keeps its layers: warm runs compile and install nothing again.
-        engine.docker("build", "--target", "build", "-t", IMAGE + "-build", SOURCE_ROOT, timeout=900)
+        before = engine_state()
+        # The build stage under a tag of its own: removing that tag at the end
+        # removes its layers too (classic builder: one image per step).
+        engine.docker("build", "--target", "build", "-t", BUILD_IMAGE, SOURCE_ROOT, timeout=900)
         engine.docker("build", "-t", IMAGE, SOURCE_ROOT, timeout=900)
-        engine.docker("image", "prune", "-f")
     except BaseException:
         tearDownModule()
         raise
 
 
 def tearDownModule():
+    """Removes what this run made: its containers (by label), compose's
+    (each test takes its project down), both images with their layers. Then
+    fails if the engine holds anything it did not hold before."""
     global engine
+    left = {}
     if engine:
-        names = engine.docker("ps", "-aq", "--filter", "label=" + run_id, check=False).stdout.split()
-        if names:
-            engine.docker("rm", "-f", *names, check=False)
-        engine.docker("image", "prune", "-f", check=False)  # what this run's rebuilds left untagged
-        engine.__exit__(None, None, None)
-        engine = None
+        try:
+            names = engine.docker("ps", "-aq", "--filter", "label=" + run_id, check=False).stdout.split()
+            if names:
+                engine.docker("rm", "-f", *names, check=False)
+            engine.docker("image", "rm", IMAGE, BUILD_IMAGE, check=False)
+            if before is not None:
+                # What builds left untagged: compose's own build of the Dockerfile
+                # misses the classic builder's cache here and leaves its build
+                # stage as a dangling leaf. Only images this run made, never an
+                # `image prune` (a user's dangling images are not ours).
+                dangling = set(engine.docker("images", "-q", "--no-trunc", "--filter", "dangling=true",
+                                             check=False).stdout.split())
+                ours = sorted(dangling - before["images"])
+                if ours:
+                    engine.docker("image", "rm", *ours, check=False)
+            if before is not None:
+                now = engine_state()
+                left = {k: sorted(now[k] - before[k]) for k in now if now[k] - before[k]}
+        finally:
+            engine.__exit__(None, None, None)
+            engine = None
     shutil.rmtree(scratch, ignore_errors=True)
+    if left:
+        raise AssertionError("the run left this in the engine: %r" % left)
 
 
 def wait_for(condition, timeout, what):
@@ -165,6 +207,18 @@ class Image(unittest.TestCase):
                               "command -v folio; command -v gcc cc meson || true; "
                               "ls /usr/include/microhttpd.h 2>/dev/null; ls /var/lib/apt/lists | grep -v -e lock -e partial || true")
         self.assertEqual(probe.stdout.split(), ["/usr/local/bin/folio"])
+
+    def test_kubernetes_prestop_runs_in_the_image(self):
+        # config/kubernetes/deployment.yaml's preStop, as the pod would run it.
+        from test_kubernetes import manifests
+        _, (_, results) = manifests()
+        pod = [r["object"] for r in results if r["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
+        command = pod["containers"][0]["lifecycle"]["preStop"]["exec"]["command"]
+        started = time.monotonic()
+        r = engine.docker("run", "--rm", "--label", run_id, "--read-only", "--user", "65534", "--cap-drop", "ALL",
+                          "--entrypoint", command[0], IMAGE, *command[1:], check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreaterEqual(time.monotonic() - started, float(command[1]))
 
 
 class Run(unittest.TestCase):
@@ -268,7 +322,58 @@ class Compose(unittest.TestCase):
                 logs = engine.docker("logs", cid).stdout
                 self.assertRegex(logs, r'"GET /style\.css HTTP/1\.1" 200')
         finally:
-            self.compose("down", "--remove-orphans", "-t", "20")
+            # Its containers, network and the images it built (named after the project).
+            # (tearDownModule fails the run if any of it stays.)
+            down = self.compose("down", "--remove-orphans", "--rmi", "local", "-v", "-t", "20")
+            if down.returncode != 0:
+                print("compose down failed:\n" + down.stdout + down.stderr, file=sys.stderr)
+
+
+def docker_run_options(text):
+    """The options of the `docker run` in text, comparable across the README
+    and fresh-ci.sh: flags with values, mount targets, variable names, the
+    image and its command; a path spelt with a shell variable is $SCRATCH."""
+    text = re.sub(r"\\\n\s*", " ", text)
+    words = shlex.split(text[text.index(" run ") + 5:], posix=True)
+    out, i = set(), 0
+    scratch = lambda v: "$SCRATCH" if "$" in v else v
+    while i < len(words):
+        w = words[i]
+        if w in ("--cap-add", "--security-opt", "--network", "-w"):
+            out.add((w, words[i + 1]))
+        elif w == "-v":
+            ro = words[i + 1].endswith(":ro")
+            target = words[i + 1][:-3 if ro else None].rsplit(":", 1)[1]
+            out.add(("-v", scratch(target), ro))
+        elif w == "-e":
+            name, _, value = words[i + 1].partition("=")
+            out.add(("-e", name, scratch(value)))
+        elif w in ("--rm", "--name"):
+            i += 1 if w == "--rm" else 2
+            continue
+        else:
+            out.add(("image", w))
+            out.add(("command", " ".join(" ".join(words[i + 1:]).split())))
+            break
+        i += 2
+    return out
+
+
+class FreshCiScript(unittest.TestCase):
+    def test_fresh_ci_runs_what_the_readme_says(self):
+        with open(os.path.join(SOURCE_ROOT, "README.md")) as f:
+            tests = f.read().split("\n## Tests", 1)[1].split("\n## ", 1)[0]
+        readme = [b for b in re.findall(r"```sh\n(.*?)```", tests, re.S) if "docker run" in b]
+        self.assertEqual(len(readme), 1)
+        with open(os.path.join(HERE, "fresh-ci.sh")) as f:
+            script = f.read()
+        run = re.search(r'"\$DOCKER" run .*?bash \.ci/run\'', script, re.S).group(0)
+        # The script's own extras: its log and the container's name.
+        run = run.replace('--name "folio-fresh-ci-$$"', "")
+        ours, theirs = docker_run_options(run), docker_run_options(readme[0])
+        self.assertEqual(ours, theirs)
+        self.assertIn(("-v", "/var/run/docker.sock", False), ours)
+        self.assertIn(("image", "debian:bookworm-slim"), ours)
 
 
 class FreshDebian(unittest.TestCase):

@@ -8,6 +8,8 @@ ones), the live-reload stream (an event crosses nginx within EVENT_WAIT: no
 buffering), client addresses in the access log with and without
 --trust-proxy, X-Forwarded-Prefix rewriting (and that a client cannot set the
 prefix itself), and every reference of the real article under /article/.
+Last, config/kubernetes/ingress.yaml rendered as ingress-nginx routes it
+(IngressRendered): the article at the root, /__folio refused to readers.
 Standard library only; every wait is bounded."""
 import gzip
 import html.parser
@@ -61,8 +63,9 @@ class Nginx:
     first, variant B second). Logs and temp paths stay inside TMP, so it runs
     as root or not."""
 
-    def __init__(self, upstream_port):
+    def __init__(self, upstream_port, site=None, listens=2):
         self.upstream_port = upstream_port
+        self.site, self.listens = site, listens   # site: the text of another site file
         self.proc = None
 
     def __enter__(self):
@@ -77,14 +80,18 @@ class Nginx:
             raise
 
     def _start(self):
-        with open(SITE) as f:
-            site = f.read()
+        if self.site is None:
+            with open(SITE) as f:
+                site = f.read()
+        else:
+            site = self.site
         upstream = "server 127.0.0.1:8000;"
         assert site.count(upstream) == 1, "the site file should have one upstream server 127.0.0.1:8000"
         listens = re.findall(r"(?m)^\s*listen 80;", site)
-        assert len(listens) == 2, "the site file should have two servers on `listen 80;`"
-        self.root_port, self.prefix_port = free_port(), free_port()
-        ports = iter((self.root_port, self.prefix_port))
+        assert len(listens) == self.listens, "the site file should have %d servers on `listen 80;`" % self.listens
+        self.ports = [free_port() for _ in listens]
+        self.root_port, self.prefix_port = self.ports[0], self.ports[-1]
+        ports = iter(self.ports)
         site = site.replace(upstream, "server 127.0.0.1:%d;" % self.upstream_port)
         site = re.sub(r"(?m)^(\s*)listen 80;",
                       lambda m: "%slisten 127.0.0.1:%d;" % (m.group(1), next(ports)), site)
@@ -118,7 +125,7 @@ class Nginx:
                 if "Address already in use" in self.stderr + self.errors():
                     return False
                 raise RuntimeError("nginx exited: %s\n%s" % (self.stderr, self.errors()))
-            if all(self._listening(p) for p in (self.root_port, self.prefix_port)):
+            if all(self._listening(p) for p in self.ports):
                 return True
             time.sleep(0.05)
         raise RuntimeError("nginx did not listen within 10 s:\n" + self.errors())
@@ -679,6 +686,129 @@ class RealArticleUnderPrefix(ProxyTestCase):
         self.assertEqual(failures, [], "%d references fail under %s/ (%d answered 200):\n%s"
                          % (len(failures), PREFIX, checked - len([f for f in failures if "->" in f]),
                             "\n".join(failures)))
+
+
+
+# ---- the Kubernetes Ingress (config/kubernetes/ingress.yaml), rendered -----------------------
+
+def render_ingress(ingresses, host):
+    """An nginx site that routes as ingress-nginx does for these Ingress
+    objects and this host, for what folio relies on: a Prefix path "/p" is
+    `location /p/` and `location = /p` ("/" is `location /`), an Exact path
+    `location = /p`; no URI part in proxy_pass (no rewrite: the path reaches
+    folio unchanged); allowlist-source-range is allow + deny all, and
+    x-forwarded-prefix sets that header. Anything else an Ingress asks for
+    is refused here, so a new annotation needs its rendering first."""
+    known = {"nginx.ingress.kubernetes.io/allowlist-source-range",
+             "nginx.ingress.kubernetes.io/x-forwarded-prefix"}
+    locations = []
+    for ing in ingresses:
+        notes = ing["metadata"].get("annotations") or {}
+        unknown = set(notes) - known
+        assert not unknown, "render_ingress does not render %s" % sorted(unknown)
+        extra = ""
+        if "nginx.ingress.kubernetes.io/allowlist-source-range" in notes:
+            for cidr in notes["nginx.ingress.kubernetes.io/allowlist-source-range"].split(","):
+                extra += "        allow %s;\n" % cidr.strip()
+            extra += "        deny all;\n"
+        if "nginx.ingress.kubernetes.io/x-forwarded-prefix" in notes:
+            extra += '        proxy_set_header X-Forwarded-Prefix "%s";\n' % notes[
+                "nginx.ingress.kubernetes.io/x-forwarded-prefix"]
+        for rule in ing["spec"]["rules"]:
+            if rule.get("host") != host:
+                continue
+            for path in rule["http"]["paths"]:
+                p, kind = path["path"], path["pathType"]
+                assert kind in ("Prefix", "Exact"), kind
+                if kind == "Exact":
+                    matches = ["= " + p]
+                elif p == "/":
+                    matches = ["/"]
+                else:
+                    matches = [p.rstrip("/") + "/", "= " + p.rstrip("/")]
+                for m in matches:
+                    locations.append(
+                        "    location %s {\n"
+                        "        proxy_pass http://folio;\n"
+                        "        proxy_http_version 1.1;\n"
+                        '        proxy_set_header Connection "";\n'
+                        "        proxy_set_header Host $host;\n"
+                        "        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n"
+                        "%s    }\n" % (m, extra))
+    return ("upstream folio {\n    server 127.0.0.1:8000;\n}\n"
+            "server {\n    listen 80;\n    server_name %s;\n%s}\n" % (host, "".join(locations)))
+
+
+class IngressRendered(ProxyTestCase):
+    """config/kubernetes/ingress.yaml as ingress-nginx would route it, in a
+    real nginx, in front of folio started with the Deployment's environment."""
+    HOST = "article.example.org"
+
+    @classmethod
+    def setUpClass(cls):
+        from test_kubernetes import manifests
+        _, (status, results) = manifests()
+        assert status == 0, "the manifests do not validate: run the kubernetes suite"
+        objects = [r["object"] for r in results]
+        ingresses = [o for o in objects if o["kind"] == "Ingress"]
+        container = [o for o in objects if o["kind"] == "Deployment"][0]["spec"]["template"]["spec"]["containers"][0]
+        env = {e["name"]: str(e["value"]) for e in container.get("env", [])}
+        env["FOLIO_PRODUCTION"] = "true"  # the image's ENV
+        cls.tmp = tempfile.mkdtemp(prefix="folio-it-")
+        try:
+            cls.root = cls.build_root(cls.tmp)
+            cls.server = Server(cls.root, env=env).__enter__()
+            cls.site = render_ingress(ingresses, cls.HOST)
+            cls.nginx = Nginx(cls.server.port, site=cls.site, listens=1).__enter__()
+        except BaseException:
+            if getattr(cls, "server", None):
+                cls.server.__exit__(None, None, None)
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+            raise
+        cls.port = cls.nginx.root_port
+
+    def get(self, path, source=CLIENT_ADDR, headers=None):
+        return self.proxied(path, headers=dict({"Host": self.HOST}, **(headers or {})), source=source)
+
+    def test_the_article_at_the_root(self):
+        r = self.get("/")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.body, self.direct("/").body)
+        for path in ("/style.css", "/fragments/small.html", "/assets/images/a.png"):
+            self.assertEqual(self.get(path).status, 200, path)
+        self.assertEqual(self.get("/fragments/missing.html").status, 404)
+
+    def test_folder_redirect_stays_relative(self):
+        r = self.get("/assets/images")
+        self.assertEqual(r.status, 301)
+        self.assertEqual(r.getheader("Location"), "images/")
+
+    def test_health_is_not_public(self):
+        for path in ("/__folio/health", "/__folio", "/__folio/events"):
+            r = self.get(path)
+            self.assertEqual(r.status, 403, path)
+            self.assertNotIn(b"uptime", r.body)
+        # From inside (the allowed address) it still reaches folio.
+        r = self.get("/__folio/health", source="127.0.0.1")
+        self.assertEqual(r.status, 200)
+        self.assertIn(b'"status":"ok"', r.body)
+        # Prefix is element-wise: a name that only starts the same is the article's.
+        self.assertEqual(self.get("/__folioX").status, 404)
+        self.assertNotIn(b"403", self.get("/__folioX").body)
+
+    def test_client_cannot_set_a_prefix(self):
+        evil = self.get("/refs.html", headers={"X-Forwarded-Prefix": "/evil"})
+        self.assertEqual(evil.status, 200)
+        self.assertNotIn(b"/evil", evil.body)
+        self.assertEqual(evil.body, self.get("/refs.html").body)
+
+    def test_rendering_refuses_what_it_does_not_know(self):
+        with self.assertRaises(AssertionError):
+            render_ingress([{"metadata": {"annotations": {"nginx.ingress.kubernetes.io/rewrite-target": "/$1"}},
+                             "spec": {"rules": []}}], self.HOST)
+        site = render_ingress([{"metadata": {}, "spec": {"rules": [{"host": self.HOST, "http": {"paths": [
+            {"path": "/a", "pathType": "Prefix"}, {"path": "/b", "pathType": "Exact"}]}}]}}], self.HOST)
+        self.assertEqual(re.findall(r"location ([^{]*) \{", site), ["/a/", "= /a", "= /b"])
 
 
 if __name__ == "__main__":
