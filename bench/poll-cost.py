@@ -49,7 +49,7 @@ def measure(binary, root, mode, interval, seconds):
             "--poll-interval", str(interval)]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        proc.stdout.readline()  # "serving ...": up, first walk done
+        proc.stderr.readline()  # "serving ...": up, first walk done
         time.sleep(1.0)         # start-up work (mime, first snapshot) is not the steady state
         c0, t0 = cpu_ticks(proc.pid), time.monotonic()
         time.sleep(seconds)

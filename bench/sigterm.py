@@ -48,7 +48,7 @@ def one_round(binary, root, threads, clients, busy_s):
     proc = subprocess.Popen([binary, "--root", root, "--production", "--quiet", "--port", "0",
                              "--host", "127.0.0.1", "--threads", str(threads)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    port = int(proc.stdout.readline().rstrip().rstrip("/").rsplit(":", 1)[1])
+    port = int(proc.stderr.readline().rstrip().rstrip("/").rsplit(":", 1)[1])
     stop = threading.Event()
     workers = [threading.Thread(target=client, args=(port, stop)) for _ in range(clients)]
     for w in workers:

@@ -6,7 +6,11 @@
  * Exit status: 0 after a clean stop, 2 for a bad configuration, 1 when the
  * server cannot start (e.g. the port is taken).
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -244,6 +248,50 @@ static void block_signals(void)
     signal(SIGPIPE, SIG_IGN); /* a closed stdout must not kill the server */
 }
 
+/* Every address of this machine's interfaces that a reader elsewhere could
+ * use, one line each: what 0.0.0.0 (IPv4) or :: (both families) listen on. */
+static void print_network_urls(bool v6_too, unsigned port)
+{
+    struct ifaddrs *all = NULL;
+    if (getifaddrs(&all) != 0) {
+        return;
+    }
+    for (const struct ifaddrs *i = all; i; i = i->ifa_next) {
+        const struct sockaddr *a = i->ifa_addr;
+        char text[INET6_ADDRSTRLEN];
+        if (!a || (i->ifa_flags & IFF_LOOPBACK) || (a->sa_family != AF_INET && !(v6_too && a->sa_family == AF_INET6))) {
+            continue;
+        }
+        const void *bytes = a->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)(const void *)a)->sin_addr
+                                                    : (const void *)&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr;
+        if (a->sa_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)bytes)) {
+            continue; /* needs a zone to be reached: no URL a browser takes */
+        }
+        if (inet_ntop(a->sa_family, bytes, text, sizeof(text))) {
+            bool v6 = a->sa_family == AF_INET6;
+            fprintf(stderr, "folio: on the network at http://%s%s%s:%u/ (%s)\n", v6 ? "[" : "", text, v6 ? "]" : "",
+                    port, i->ifa_name);
+        }
+    }
+    freeifaddrs(all);
+}
+
+/* The start-up lines, on stderr with folio's other words (stdout is the
+ * access log's alone): the local URL first, then, when bound to all
+ * addresses, the network URLs (as vite prints them). */
+static void print_banner(const struct config *boot, const char *root, bool live, unsigned port)
+{
+    const char *host = boot->host;
+    bool any = !strcmp(host, "0.0.0.0") || !strcmp(host, "::");
+    bool v6 = strchr(host, ':') != NULL;
+    fprintf(stderr, "folio: serving %s (%s%s) at http://%s%s%s:%u/\n", root,
+            boot->production ? "production" : "preview", live ? ", live reload" : "",
+            v6 && !any ? "[" : "", any ? "127.0.0.1" : host, v6 && !any ? "]" : "", port);
+    if (any) {
+        print_network_urls(v6, port);
+    }
+}
+
 /* The server's life from its start to its stop: 0 after a clean stop, 1 when it cannot start. */
 static int serve(struct settings *settings, const struct config *boot, struct routes *routes,
                  struct cache *cache, int argc, char **argv)
@@ -269,14 +317,7 @@ static int serve(struct settings *settings, const struct config *boot, struct ro
     if (!server) {
         fprintf(stderr, "folio: %s\n", err);
     } else {
-        const char *host = boot->host;
-        bool any = !strcmp(host, "0.0.0.0") || !strcmp(host, "::");
-        bool v6 = strchr(host, ':') != NULL;
-        printf("folio: serving %s (%s%s) at http://%s%s%s:%u/\n", routes->root,
-               boot->production ? "production" : "preview", live ? ", live reload" : "",
-               v6 && !any ? "[" : "", any ? "127.0.0.1" : host, v6 && !any ? "]" : "",
-               http_server_port(server));
-        fflush(stdout);
+        print_banner(boot, routes->root, live, http_server_port(server));
         int sig = wait_for_stop_signal(settings, cache, argc, argv);
         unsigned port = http_server_port(server);
         http_server_quiesce(server); /* first, so that the line below means it */

@@ -2,6 +2,7 @@
 
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,7 +230,8 @@ static enum MHD_Result accept_unless_quiesced(void *cls, const struct sockaddr *
     return atomic_load(&s->quiesced) ? MHD_NO : MHD_YES;
 }
 
-/* A numeric host and port as a socket address; false when host is not one. */
+/* host (an address, or a name config_check_host already resolved at
+ * start-up) and port as a socket address; false when host is neither. */
 static bool parse_address(const char *host, unsigned port, struct sockaddr_storage *addr)
 {
     struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
@@ -265,6 +267,18 @@ static void share(struct http_server *s, const struct http_context *ctx)
     }
 }
 
+/* IPv6 for an IPv6 address; both families for "::", as nginx's
+ * `listen [::]:80 ipv6only=off`, so one setting serves a dual-stack and an
+ * IPv6-only cluster alike (and the banner's 127.0.0.1 answers). */
+static unsigned address_family_flags(const struct sockaddr_storage *addr)
+{
+    if (addr->ss_family != AF_INET6) {
+        return 0;
+    }
+    const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)(const void *)addr;
+    return IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+}
+
 /* Starts libmicrohttpd on addr as c says; NULL with its last word in
  * s->conns.start_error when it will not. */
 static struct MHD_Daemon *start_daemon(struct http_server *s, const struct config *c,
@@ -272,7 +286,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
 {
     /* MHD_USE_TURBO: see connection.h (what it changes, and why folio wants it). */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_ERROR_LOG | (addr->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+                     MHD_USE_ERROR_LOG | address_family_flags(addr);
     struct MHD_Daemon *d = MHD_start_daemon( /* the port asked for, so MHD's bind error names it */
         flags, (uint16_t)c->port, accept_unless_quiesced, s, handle_request, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)addr,

@@ -132,19 +132,19 @@ class Server:
             [*WRAPPER, FOLIO, "--root", self.root, "--host", "127.0.0.1", "--port", "0", *self.args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, cwd=self.root,
             preexec_fn=die_with_parent)
+        # The banner is folio's stderr line with the URL (stdout is the access
+        # log's alone); lines before it (notes) stay in stderr_text.
         deadline = time.time() + (60 if WRAPPER else 10)
-        first = b""
-        while time.time() < deadline and not first.endswith(b"\n"):
-            r, _, _ = select.select([self.proc.stdout], [], [], 0.2)
-            if r:
-                b = os.read(self.proc.stdout.fileno(), 1)
-                if not b:
-                    break
-                first += b
-        line = first.decode()
-        if "http://127.0.0.1:" not in line:
+        line, before = "", ""
+        while time.time() < deadline and "http://127.0.0.1:" not in line:
+            before += line
+            line = self._stderr_line(deadline)
+            if line is None:
+                break
+        if not line or "http://127.0.0.1:" not in line:
             self.proc.kill()
-            raise RuntimeError("folio did not start: %r %r" % (line, self.proc.stderr.read().decode()))
+            raise RuntimeError("folio did not start: %r %r" % (before + (line or ""), self.proc.stderr.read().decode()))
+        self.stderr_text = before + line
         self.banner = line
         self.port = int(line.rsplit(":", 1)[1].strip().strip("/"))
         self.url = "http://127.0.0.1:%d/" % self.port
@@ -153,6 +153,19 @@ class Server:
         self._err_reader = threading.Thread(target=self._read_err, daemon=True)
         self._err_reader.start()
         return self
+
+    def _stderr_line(self, deadline):
+        """One line of folio's stderr, read a byte at a time (nothing is read
+        past it), or None at its end or the deadline."""
+        got = b""
+        while time.time() < deadline and not got.endswith(b"\n"):
+            r, _, _ = select.select([self.proc.stderr], [], [], 0.2)
+            if r:
+                b = os.read(self.proc.stderr.fileno(), 1)
+                if not b:
+                    return got.decode() or None
+                got += b
+        return got.decode() if got else None
 
     def _read_log(self):
         for raw in self.proc.stdout:

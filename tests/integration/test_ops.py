@@ -270,7 +270,7 @@ class Settings(Fixture):
         proc = subprocess.Popen([FOLIO, "--root", self.root], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, text=True, cwd="/")
         try:
-            self.assertIn("http://127.0.0.1:%d/" % port, proc.stdout.readline())
+            self.assertIn("http://127.0.0.1:%d/" % port, proc.stderr.readline())
         finally:
             proc.send_signal(signal.SIGTERM)
             self.assertEqual(proc.wait(10), 0, proc.stderr.read())
@@ -348,7 +348,8 @@ class Settings(Fixture):
         proc = subprocess.Popen([*wrap, FOLIO, "--root", self.root, "--port", str(port), *args],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
         try:
-            self.assertIn("http://", proc.stdout.readline())  # the daemon's threads are running
+            while "http://" not in proc.stderr.readline():  # the banner: the daemon's threads run
+                self.assertIsNone(proc.poll())
             with open("/proc/%d/status" % proc.pid) as f:
                 return int(next(ln for ln in f if ln.startswith("Threads:")).split()[1])
         finally:
@@ -362,7 +363,7 @@ class Settings(Fixture):
         proc = subprocess.Popen(["prlimit", "--nofile=1024:4096", FOLIO, "--root", self.root, "--port", str(port)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            self.assertIn("http://", proc.stdout.readline())
+            self.assertIn("http://", proc.stderr.readline())
             with open("/proc/%d/limits" % proc.pid) as f:
                 line = next(ln for ln in f if ln.startswith("Max open files"))
             self.assertEqual(line.split()[3:5], ["4096", "4096"], line)

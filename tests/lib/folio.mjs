@@ -4,9 +4,9 @@
 //   ... fetch(f.url + 'index.html') ...
 //   await f.stop();
 //
-// The binary comes from $FOLIO_BIN (set by tests/meson.build). folio prints a first
-// stdout line containing http://127.0.0.1:PORT/; everything after that is the access log,
-// which we keep draining so the pipe never fills and blocks the server.
+// The binary comes from $FOLIO_BIN (set by tests/meson.build). folio prints on stderr a
+// line containing http://127.0.0.1:PORT/; stdout is the access log, which we keep
+// draining so the pipe never fills and blocks the server.
 import { spawn } from 'node:child_process';
 
 export async function startFolio({ root, args = [], env = {}, timeoutMs = 10000, bin } = {}) {
@@ -24,8 +24,8 @@ export async function startFolio({ root, args = [], env = {}, timeoutMs = 10000,
   const exitPromise = new Promise((resolve) => {
     proc.on('exit', (code, signal) => { exited = { code, signal }; resolve(exited); });
   });
-  proc.stderr.setEncoding('utf8');
-  proc.stderr.on('data', (d) => d.split('\n').filter(Boolean).forEach((l) => remember('[stderr] ' + l)));
+  proc.stdout.setEncoding('utf8');
+  proc.stdout.on('data', (d) => d.split('\n').filter(Boolean).forEach((l) => remember(l)));
 
   const url = await new Promise((resolve, reject) => {
     let buf = '';
@@ -33,14 +33,14 @@ export async function startFolio({ root, args = [], env = {}, timeoutMs = 10000,
     const timer = setTimeout(() => {
       if (!found) reject(new Error(`folio did not print its URL within ${timeoutMs} ms\n` + log.join('\n')));
     }, timeoutMs);
-    proc.stdout.setEncoding('utf8');
-    proc.stdout.on('data', (d) => {
+    proc.stderr.setEncoding('utf8');
+    proc.stderr.on('data', (d) => {
       buf += d;
       let i;
       while ((i = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);
-        remember(line);
+        remember('[stderr] ' + line);
         if (!found) {
           const m = line.match(/http:\/\/127\.0\.0\.1:(\d+)\//);
           if (m) { found = true; clearTimeout(timer); resolve(`http://127.0.0.1:${m[1]}/`); }
