@@ -56,6 +56,9 @@ static char *page_text(size_t size, const char *marker)
     return text;
 }
 
+/* What a client that names gzip alone (on) or nothing (off) accepts. */
+#define GZIP_ONLY(on) encoding_parse((on) ? "gzip" : NULL)
+
 /* Gzip data of the text, a sidecar compressed ahead of time. */
 static void put_gzip(const struct fixture *fx, const char *rel, const char *text, long mtime)
 {
@@ -133,7 +136,7 @@ static char *rep_text(const struct entry_rep *rep)
         assert_true(rep->fd >= 0);
         assert_int_equal(pread(rep->fd, raw, rep->size, 0), (ssize_t)rep->size);
     }
-    if (!rep->gzip) {
+    if (rep->coding != ENCODING_GZIP) {
         raw[rep->size] = '\0';
         return (char *)raw;
     }
@@ -184,7 +187,7 @@ static void check_combination(struct fixture *fx, int gzip, int prefix, int inje
     char rel[64];
     snprintf(rel, sizeof(rel), "%s%s.html", sidecar ? "side-" : "", small ? "small" : "big");
     struct entry_facts f = {
-        .accepts_gzip = gzip, .has_range = range, .document = true,
+        .accept = GZIP_ONLY(gzip), .has_range = range, .document = true,
         .prefix = prefix ? "/article" : NULL, .target = "/dir/page.html",
     };
     bool transformed = prefix || inject;
@@ -201,7 +204,7 @@ static void check_combination(struct fixture *fx, int gzip, int prefix, int inje
                       prefix, inject, sidecar, small, range, rep.etag);
         assert_string_equal(rep.type, "text/html; charset=utf-8");
         assert_true(rep.compressible);
-        assert_int_equal(rep.gzip, want_gzip);
+        assert_int_equal((rep.coding == ENCODING_GZIP), want_gzip);
         assert_int_equal(rep.body != NULL, rep.fd < 0); /* one of the two */
         struct stat st;
         bool derived = rep.body || (fstat(rep.fd, &st) == 0 && st.st_nlink == 0); /* a memfd */
@@ -248,10 +251,10 @@ static void test_etags_tell_representations_apart(void **state)
     struct entry_server s = {.cache = fx->cache, .live = &live};
     const struct entry_facts facts[] = {
         {.target = "/a.html"},
-        {.accepts_gzip = true, .target = "/a.html"},
+        {.accept = GZIP_ONLY(true), .target = "/a.html"},
         {.prefix = "/article", .target = "/a.html"},
         {.prefix = "/other", .target = "/a.html"},
-        {.prefix = "/other", .accepts_gzip = true, .target = "/a.html"},
+        {.prefix = "/other", .accept = GZIP_ONLY(true), .target = "/a.html"},
         {.document = true, .target = "/a.html"},
         {.document = true, .target = "/d/a.html"},
     };
@@ -293,7 +296,7 @@ static void test_directories_where_files_are_expected(void **state)
     snprintf(path, sizeof(path), "%s/small.html.gz", fx->dir);
     assert_int_equal(mkdir(path, 0755), 0);
     struct entry_server s = {.cache = fx->cache};
-    struct entry_facts f = {.accepts_gzip = true, .target = "/nowhere"};
+    struct entry_facts f = {.accept = GZIP_ONLY(true), .target = "/nowhere"};
     size_t fds = open_fds();
     for (int i = 0; i < 50; i++) {
         struct entry_rep rep;
@@ -311,12 +314,12 @@ static void test_custom_404_is_a_page_like_any(void **state)
     put_file(fx, "404.html", "<!doctype html><head><title>Lost</title></head><a href=/assets/a.png>a</a>",
              strlen("<!doctype html><head><title>Lost</title></head><a href=/assets/a.png>a</a>"), 1000000);
     struct entry_server s = {.cache = fx->cache, .live = &live};
-    struct entry_facts f = {.accepts_gzip = true, .has_range = true, .document = true,
+    struct entry_facts f = {.accept = GZIP_ONLY(true), .has_range = true, .document = true,
                             .prefix = "/article", .target = "/deep/er/missing.html"};
     for (int round = 0; round < 2; round++) {
         struct entry_rep rep;
         assert_true(entry_not_found(&s, &fx->route, &f, &rep));
-        assert_false(rep.gzip); /* an error page is sent whole, as it is */
+        assert_false((rep.coding == ENCODING_GZIP)); /* an error page is sent whole, as it is */
         char *text = rep_text(&rep);
         assert_non_null(strstr(text, "href=/article/assets/a.png"));
         assert_non_null(strstr(text, "<script src=\"../../__folio/reload.js\" defer></script></head>"));
@@ -332,11 +335,11 @@ static void test_big_gzip_is_made_once_then_identity(void **state)
     struct fixture *fx = *state;
     struct cache *small = cache_create(512);
     struct entry_server s = {.cache = small};
-    struct entry_facts f = {.accepts_gzip = true, .target = "/big.html"};
+    struct entry_facts f = {.accept = GZIP_ONLY(true), .target = "/big.html"};
     for (int round = 0; round < 3; round++) {
         struct entry_rep rep;
         assert_true(lookup(fx, &s, "big.html", &f, &rep));
-        assert_false(rep.gzip);
+        assert_false((rep.coding == ENCODING_GZIP));
         assert_null(strstr(rep.etag, "-gz"));
         entry_rep_release(&rep);
     }
@@ -377,7 +380,7 @@ static void test_edit_is_seen_without_a_watcher(void **state)
 {
     struct fixture *fx = *state;
     struct entry_server s = {.cache = fx->cache};
-    struct entry_facts f = {.accepts_gzip = true, .target = "/e.html"};
+    struct entry_facts f = {.accept = GZIP_ONLY(true), .target = "/e.html"};
     char *v1 = page_text(2000, "first"), *v2 = page_text(2000, "second");
     put_file(fx, "e.html", v1, strlen(v1), 2000000);
     struct entry_rep rep;
