@@ -83,8 +83,8 @@ static void test_q_table(void **state)
     }
 }
 
-/* Which of two bodies answers: the client's preference, then the size,
- * then br > zstd > gzip > identity. */
+/* Which of two bodies answers: an acceptable one, then the smaller, then
+ * br > zstd > gzip > identity. */
 static const struct {
     const char *header;
     enum encoding a;
@@ -98,11 +98,12 @@ static const struct {
     {"gzip, br, zstd", ENCODING_BR, 200, ENCODING_ZSTD, 200, true},   /* tie: br */
     {"gzip, br, zstd", ENCODING_ZSTD, 200, ENCODING_GZIP, 200, true}, /* tie: zstd over gzip */
     {"gzip, br, zstd", ENCODING_GZIP, 200, ENCODING_IDENTITY, 200, true},
-    {"gzip;q=1, br;q=0.5", ENCODING_GZIP, 900, ENCODING_BR, 100, true}, /* preference first */
+    {"gzip;q=1, br;q=0.5", ENCODING_GZIP, 900, ENCODING_BR, 100, false}, /* any q > 0: the size */
     {"br;q=0, gzip", ENCODING_BR, 1, ENCODING_GZIP, 900, false},        /* refused */
     {"gzip", ENCODING_GZIP, 900, ENCODING_IDENTITY, 1000, true},
     {"gzip", ENCODING_IDENTITY, 1000, ENCODING_GZIP, 900, false},
-    {"identity, gzip;q=0.5", ENCODING_IDENTITY, 1000, ENCODING_GZIP, 10, true},
+    {"identity, gzip;q=0.5", ENCODING_IDENTITY, 1000, ENCODING_GZIP, 10, false},
+    {"gzip;q=0", ENCODING_IDENTITY, 1000, ENCODING_GZIP, 10, true},
     {"identity;q=0, gzip", ENCODING_IDENTITY, 1, ENCODING_GZIP, 900, false},
 };
 
@@ -126,11 +127,11 @@ static void test_ranks(void **state)
         const char *header, *ranks; /* identity, gzip, zstd, br */
     } rows[] = {
         {NULL, "1000"},
-        {"gzip", "1200"},
-        {"gzip, deflate, br, zstd", "1222"},
-        {"br, zstd, gzip", "1222"},
-        {"gzip;q=0.9, br;q=0.8", "1302"},
-        {"gzip;q=0.5, br;q=0.4", "1302"},  /* the same order: the same answer */
+        {"gzip", "1100"},
+        {"gzip, deflate, br, zstd", "1111"},
+        {"br, zstd, gzip", "1111"},
+        {"gzip;q=0.9, br;q=0.8", "1101"},
+        {"gzip;q=0.5, br;q=0.4", "1101"},  /* accepted alike: the same answer */
         {"identity;q=0, br", "0001"},
         {"*", "1111"},
     };

@@ -119,8 +119,8 @@ bool encoding_better(const struct encoding_accept *acc, enum encoding a, uint64_
     if (acc->q[a] == 0) {
         return false;
     }
-    if (acc->q[a] != acc->q[b]) {
-        return acc->q[a] > acc->q[b];
+    if (acc->q[b] == 0) {
+        return true;
     }
     return size_a != size_b ? size_a < size_b : a > b;
 }
@@ -129,14 +129,6 @@ bool encoding_better(const struct encoding_accept *acc, enum encoding a, uint64_
 void encoding_rank(const struct encoding_accept *acc, char out[ENCODING_COUNT])
 {
     for (size_t i = 0; i < ENCODING_COUNT; i++) {
-        int above = 0; /* distinct q-values below this one's, refusal aside */
-        for (size_t j = 0; j < ENCODING_COUNT; j++) {
-            bool counted_before = false;
-            for (size_t k = 0; k < j; k++) {
-                counted_before |= acc->q[k] == acc->q[j];
-            }
-            above += !counted_before && acc->q[j] > 0 && acc->q[j] < acc->q[i];
-        }
-        out[i] = acc->q[i] ? (char)('1' + above) : '0';
+        out[i] = acc->q[i] ? '1' : '0';
     }
 }

@@ -2,9 +2,8 @@
  *
  * Pure and thread-safe. folio knows three content codings (gzip, and zstd
  * and brotli when built with them, compress.h) beside identity; this module
- * only reads what a client accepts and how much it prefers each: which
- * representation answers is entry.c's choice (the preferred tier, then the
- * smallest, encoding_better).
+ * only reads what a client accepts: which representation answers is
+ * entry.c's choice (the smallest acceptable one, encoding_better).
  */
 #ifndef FOLIO_ENCODING_H
 #define FOLIO_ENCODING_H
@@ -40,16 +39,19 @@ struct encoding_accept encoding_parse(const char *header);
 const char *encoding_name(enum encoding e);
 
 /* True when a body of coding a, size_a bytes, answers better than one of
- * coding b, size_b: a higher q first (the client's preference, RFC 9110
- * 12.4.2), then fewer bytes, then the order of enum encoding. A refused
- * coding is never better. */
+ * coding b, size_b: an acceptable coding beats a refused one, then fewer
+ * bytes win, then the order of enum encoding. Any q above 0 makes a coding
+ * acceptable, no more: q-values are weights the server may balance against
+ * its own (RFC 9110 12.4.2), and what a reader waits for is bytes, so the
+ * smallest acceptable body answers ("identity, gzip;q=0.5" gets gzip, as it
+ * always did). A refused coding is never better. */
 bool encoding_better(const struct encoding_accept *acc, enum encoding a, uint64_t size_a,
                      enum encoding b, uint64_t size_b);
 
-/* The client's preference as one short token per coding (the rank of its q
- * among the distinct q-values given, '0' refused), written into out[0..
- * ENCODING_COUNT-1] without a NUL: clients whose tokens agree get the same
- * answer for every file, so a whole response may be shared by them. */
+/* What the client accepts as one character per coding, '1' acceptable,
+ * '0' refused, written into out[0..ENCODING_COUNT-1] without a NUL: clients
+ * whose characters agree get the same answer for every file, so a whole
+ * response may be shared by them. */
 void encoding_rank(const struct encoding_accept *acc, char out[ENCODING_COUNT]);
 
 #endif

@@ -15,7 +15,8 @@
  *  - without its name and without "*" anywhere in h, a coding is refused;
  *  - identity is refused only where "identity" or "*" appears.
  * And for the choice: encoding_better is a strict order (never both ways,
- * never a refused coding), and equal ranks mean equal choices.
+ * never a refused coding, the smaller of two acceptable ones), and a rank
+ * of '0' is exactly a refusal.
  */
 #include "fuzz.h"
 
@@ -78,9 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!contains_ci(h, "identity") && strchr(h, '*') == NULL) {
         fuzz_check(acc.q[ENCODING_IDENTITY] > 0, "identity acceptable unless named");
     }
-    char ranks[ENCODING_COUNT], ranks_again[ENCODING_COUNT];
+    char ranks[ENCODING_COUNT];
     encoding_rank(&acc, ranks);
-    encoding_rank(&again, ranks_again);
     for (int a = 0; a < ENCODING_COUNT; a++) {
         fuzz_check((ranks[a] == '0') == (acc.q[a] == 0), "rank 0 is a refusal");
         for (int b = 0; b < ENCODING_COUNT; b++) {
@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             bool ab = encoding_better(&acc, a, sa, b, sb), ba = encoding_better(&acc, b, sb, a, sa);
             fuzz_check(!(ab && ba), "never better both ways");
             fuzz_check(!ab || acc.q[a] > 0, "a refused coding is never better");
-            fuzz_check((ranks[a] < ranks[b]) == (acc.q[a] < acc.q[b]), "ranks keep the order of q");
+            fuzz_check(!ab || acc.q[b] == 0 || sa <= sb, "the smaller acceptable body answers");
         }
     }
     free(h);
