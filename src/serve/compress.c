@@ -25,6 +25,17 @@ bool compress_available(enum encoding e)
     }
 }
 
+/* See compress.h. */
+int compress_level(enum encoding e, bool production, size_t len)
+{
+    if (e == ENCODING_BR) {
+        return !production ? COMPRESS_BR_PREVIEW
+             : len <= (128u << 10) ? COMPRESS_BR_PRODUCTION
+             : len <= (1u << 20) ? 9 : COMPRESS_BR_PREVIEW;
+    }
+    return !production || len > (256u << 10) ? COMPRESS_ZSTD_PREVIEW : COMPRESS_ZSTD_PRODUCTION;
+}
+
 /* gzip framing (RFC 1952), not zlib's: deflateInit2 with windowBits 15 + 16.
  * Writes into out (bound bytes); returns the bytes produced, 0 on failure. */
 static size_t gzip_into(const void *data, size_t len, int level, struct body *out)

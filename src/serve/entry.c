@@ -317,9 +317,10 @@ static bool open_sidecar(struct lookup *l, const struct route *route, const char
 
 /* Fills c with coding e of the representation, variant naming its cached
  * body: the cached one, else a sidecar (route non-NULL: the file as it is),
- * else one made now. False when e gives nothing better than identity. */
+ * else, when make says so, one made now. False when e gives nothing better
+ * than identity. */
 static bool coded_candidate(struct lookup *l, const struct route *route, const char *rel,
-                            enum encoding e, const char *variant, struct candidate *c)
+                            enum encoding e, const char *variant, bool make, struct candidate *c)
 {
     *c = (struct candidate){.coding = e, .fd = -1};
     c->body = cache_get(l->s->cache, l->key, variant, &l->id);
@@ -329,7 +330,7 @@ static bool coded_candidate(struct lookup *l, const struct route *route, const c
     if (c->body && c->body->len == 0) {
         body_unref(c->body);
         c->body = NULL;
-    } else if (!c->body && compress_available(e)) {
+    } else if (!c->body && make && compress_available(e)) {
         c->body = coded_variant(l, e, variant);
     }
     c->size = c->body ? c->body->len : 0;
@@ -364,18 +365,31 @@ static void take_candidate(struct lookup *l, struct candidate *c, const char *ta
 /* The best form for the client of the representation as it stands (its
  * bytes in rep), each coding under base + its variant name (base "": the
  * file itself, whose sidecars count too when route is non-NULL), and its
- * ETag; identity when nothing beats it (encoding_better). */
+ * ETag; identity when nothing beats it (encoding_better). Of what folio has
+ * (made before, sidecars) the smallest acceptable answers; one coding at
+ * most is made per request, the first acceptable in the order br, zstd,
+ * gzip (the next when an encoder fails), so a first request pays for one
+ * encoder, not three. */
 static void choose_coding(struct lookup *l, const struct route *route, const char *rel,
                           const struct entry_facts *f, const char *base, const char *tag)
 {
     struct candidate best = {.coding = ENCODING_IDENTITY, .fd = -1, .size = l->rep->size};
     char variant[PATH_MAX + 16];
-    for (int e = ENCODING_GZIP; l->rep->size >= CODED_MIN_BYTES && e < ENCODING_COUNT; e++) {
+    l->level[ENCODING_GZIP] = f->gzip_level >= 1 && f->gzip_level <= 9 ? (int)f->gzip_level : 6;
+    for (int e = ENCODING_ZSTD; e < ENCODING_COUNT; e++) {
+        l->level[e] = compress_level((enum encoding)e, f->production, (size_t)l->rep->size);
+    }
+    for (int e = ENCODING_GZIP; e < ENCODING_COUNT; e++) {
+        snprintf(l->coding_name[e], sizeof(l->coding_name[e]), "%s%d", codings[e].variant, l->level[e]);
+    }
+    /* br first: the smallest as a rule, so the one made when nothing is. */
+    for (int e = ENCODING_COUNT - 1; l->rep->size >= CODED_MIN_BYTES && e >= ENCODING_GZIP; e--) {
         struct candidate c;
         if (f->accept.q[e] == 0 ||
             (size_t)snprintf(variant, sizeof(variant), "%s%s%s", base, *base ? ":" : "",
                              l->coding_name[e]) >= sizeof(variant) ||
-            !coded_candidate(l, route, rel, (enum encoding)e, variant, &c)) {
+            !coded_candidate(l, route, rel, (enum encoding)e, variant,
+                             best.coding == ENCODING_IDENTITY, &c)) {
             continue;
         }
         if (encoding_better(&f->accept, c.coding, c.size, best.coding, best.size)) {
@@ -498,12 +512,6 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
     struct lookup l; /* not "= {...}": that would clear the 8 KB key on every request */
     l.s = s;
     l.rep = rep;
-    l.level[ENCODING_GZIP] = f->gzip_level >= 1 && f->gzip_level <= 9 ? (int)f->gzip_level : 6;
-    l.level[ENCODING_BR] = f->production ? COMPRESS_BR_PRODUCTION : COMPRESS_BR_PREVIEW;
-    l.level[ENCODING_ZSTD] = f->production ? COMPRESS_ZSTD_PRODUCTION : COMPRESS_ZSTD_PREVIEW;
-    for (int e = ENCODING_GZIP; e < ENCODING_COUNT; e++) {
-        snprintf(l.coding_name[e], sizeof(l.coding_name[e]), "%s%d", codings[e].variant, l.level[e]);
-    }
     file_id_from_stat(&l.id, st);
     rep->source = l.id;
     if (!entry_key(route->dir, rel, l.key, sizeof(l.key))) {
