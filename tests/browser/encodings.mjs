@@ -12,6 +12,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startFolio } from '../lib/folio.mjs';
 import { launchBrowser } from '../lib/browser.mjs';
@@ -21,6 +22,13 @@ const SOURCE_ROOT = process.env.FOLIO_SOURCE_ROOT ||
 const LOAD_MS = 20000;
 const TOTAL_MS = 150000;
 const POINTS = 30000; // circles in the large fragment: about 2.3 MB of HTML
+
+// A build without brotli or zstd (meson options) has nothing to show here.
+const libs = spawnSync('ldd', [process.env.FOLIO_BIN || ''], { encoding: 'utf8' }).stdout || '';
+if (!libs.includes('libbrotlienc') || !libs.includes('libzstd')) {
+  console.log('folio is built without brotli or zstd: 0 passed, 0 failed');
+  process.exit(77);
+}
 
 let passed = 0;
 const failures = [];
