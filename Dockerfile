@@ -10,7 +10,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       gcc libc6-dev pkg-config meson ninja-build \
-      libmicrohttpd-dev libmagic-dev zlib1g-dev libinih-dev \
+      libmicrohttpd-dev libmagic-dev zlib1g-dev libinih-dev libbrotli-dev libzstd-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY meson.build meson_options.txt ./
@@ -22,7 +22,7 @@ RUN meson setup /build --buildtype=release -Dtests=disabled \
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libmicrohttpd12 libmagic1 zlib1g libinih1 \
+      libmicrohttpd12 libmagic1 zlib1g libinih1 libbrotli1 libzstd1 \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log
 # meson install put folio in /usr/local/bin, on PATH.
 COPY --from=build /install/usr/local/bin/folio /usr/local/bin/folio

@@ -15,9 +15,16 @@
 #include <sys/time.h>
 #include <unistd.h>
 #include <zlib.h>
+#if FOLIO_HAVE_BROTLI
+#include <brotli/decode.h>
+#endif
+#if FOLIO_HAVE_ZSTD
+#include <zstd.h>
+#endif
 
 #include "base/body.h"
 #include "serve/cache.h"
+#include "serve/compress.h"
 #include "live/livereload.h"
 #include "serve/entry.h"
 #include "serve/live_hook.h"
@@ -55,6 +62,9 @@ static char *page_text(size_t size, const char *marker)
     strcpy(text + n, "</body>\n");
     return text;
 }
+
+/* What a client that names gzip alone (on) or nothing (off) accepts. */
+#define GZIP_ONLY(on) encoding_parse((on) ? "gzip" : NULL)
 
 /* Gzip data of the text, a sidecar compressed ahead of time. */
 static void put_gzip(const struct fixture *fx, const char *rel, const char *text, long mtime)
@@ -133,12 +143,32 @@ static char *rep_text(const struct entry_rep *rep)
         assert_true(rep->fd >= 0);
         assert_int_equal(pread(rep->fd, raw, rep->size, 0), (ssize_t)rep->size);
     }
-    if (!rep->gzip) {
+    if (rep->coding == ENCODING_IDENTITY) {
         raw[rep->size] = '\0';
         return (char *)raw;
     }
     size_t cap = 1 << 20;
     char *out = malloc(cap + 1);
+#if FOLIO_HAVE_BROTLI
+    if (rep->coding == ENCODING_BR) {
+        size_t n = cap;
+        assert_int_equal(BrotliDecoderDecompress(rep->size, raw, &n, (uint8_t *)out),
+                         BROTLI_DECODER_RESULT_SUCCESS);
+        out[n] = '\0';
+        free(raw);
+        return out;
+    }
+#endif
+#if FOLIO_HAVE_ZSTD
+    if (rep->coding == ENCODING_ZSTD) {
+        size_t n = ZSTD_decompress(out, cap, raw, rep->size);
+        assert_false(ZSTD_isError(n));
+        out[n] = '\0';
+        free(raw);
+        return out;
+    }
+#endif
+    assert_int_equal(rep->coding, ENCODING_GZIP);
     z_stream zs = {0};
     assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
     zs.next_in = raw;
@@ -150,6 +180,19 @@ static char *rep_text(const struct entry_rep *rep)
     inflateEnd(&zs);
     free(raw);
     return out;
+}
+
+/* compress_body as entry.c calls it (linked with --wrap): the real one,
+ * unless failing names a coding whose encoder is to fail; calls counts them. */
+struct body *__real_compress_body(enum encoding e, const void *data, size_t len, int level);
+struct body *__wrap_compress_body(enum encoding e, const void *data, size_t len, int level);
+static int failing = -1;
+static unsigned calls[ENCODING_COUNT];
+
+struct body *__wrap_compress_body(enum encoding e, const void *data, size_t len, int level)
+{
+    calls[e]++;
+    return (int)e == failing ? NULL : __real_compress_body(e, data, len, level);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -184,7 +227,7 @@ static void check_combination(struct fixture *fx, int gzip, int prefix, int inje
     char rel[64];
     snprintf(rel, sizeof(rel), "%s%s.html", sidecar ? "side-" : "", small ? "small" : "big");
     struct entry_facts f = {
-        .accepts_gzip = gzip, .has_range = range, .document = true,
+        .accept = GZIP_ONLY(gzip), .has_range = range, .document = true,
         .prefix = prefix ? "/article" : NULL, .target = "/dir/page.html",
     };
     bool transformed = prefix || inject;
@@ -201,7 +244,7 @@ static void check_combination(struct fixture *fx, int gzip, int prefix, int inje
                       prefix, inject, sidecar, small, range, rep.etag);
         assert_string_equal(rep.type, "text/html; charset=utf-8");
         assert_true(rep.compressible);
-        assert_int_equal(rep.gzip, want_gzip);
+        assert_int_equal((rep.coding == ENCODING_GZIP), want_gzip);
         assert_int_equal(rep.body != NULL, rep.fd < 0); /* one of the two */
         struct stat st;
         bool derived = rep.body || (fstat(rep.fd, &st) == 0 && st.st_nlink == 0); /* a memfd */
@@ -248,10 +291,10 @@ static void test_etags_tell_representations_apart(void **state)
     struct entry_server s = {.cache = fx->cache, .live = &live};
     const struct entry_facts facts[] = {
         {.target = "/a.html"},
-        {.accepts_gzip = true, .target = "/a.html"},
+        {.accept = GZIP_ONLY(true), .target = "/a.html"},
         {.prefix = "/article", .target = "/a.html"},
         {.prefix = "/other", .target = "/a.html"},
-        {.prefix = "/other", .accepts_gzip = true, .target = "/a.html"},
+        {.prefix = "/other", .accept = GZIP_ONLY(true), .target = "/a.html"},
         {.document = true, .target = "/a.html"},
         {.document = true, .target = "/d/a.html"},
     };
@@ -293,7 +336,7 @@ static void test_directories_where_files_are_expected(void **state)
     snprintf(path, sizeof(path), "%s/small.html.gz", fx->dir);
     assert_int_equal(mkdir(path, 0755), 0);
     struct entry_server s = {.cache = fx->cache};
-    struct entry_facts f = {.accepts_gzip = true, .target = "/nowhere"};
+    struct entry_facts f = {.accept = GZIP_ONLY(true), .target = "/nowhere"};
     size_t fds = open_fds();
     for (int i = 0; i < 50; i++) {
         struct entry_rep rep;
@@ -311,12 +354,12 @@ static void test_custom_404_is_a_page_like_any(void **state)
     put_file(fx, "404.html", "<!doctype html><head><title>Lost</title></head><a href=/assets/a.png>a</a>",
              strlen("<!doctype html><head><title>Lost</title></head><a href=/assets/a.png>a</a>"), 1000000);
     struct entry_server s = {.cache = fx->cache, .live = &live};
-    struct entry_facts f = {.accepts_gzip = true, .has_range = true, .document = true,
+    struct entry_facts f = {.accept = GZIP_ONLY(true), .has_range = true, .document = true,
                             .prefix = "/article", .target = "/deep/er/missing.html"};
     for (int round = 0; round < 2; round++) {
         struct entry_rep rep;
         assert_true(entry_not_found(&s, &fx->route, &f, &rep));
-        assert_false(rep.gzip); /* an error page is sent whole, as it is */
+        assert_false((rep.coding == ENCODING_GZIP)); /* an error page is sent whole, as it is */
         char *text = rep_text(&rep);
         assert_non_null(strstr(text, "href=/article/assets/a.png"));
         assert_non_null(strstr(text, "<script src=\"../../__folio/reload.js\" defer></script></head>"));
@@ -332,11 +375,11 @@ static void test_big_gzip_is_made_once_then_identity(void **state)
     struct fixture *fx = *state;
     struct cache *small = cache_create(512);
     struct entry_server s = {.cache = small};
-    struct entry_facts f = {.accepts_gzip = true, .target = "/big.html"};
+    struct entry_facts f = {.accept = GZIP_ONLY(true), .target = "/big.html"};
     for (int round = 0; round < 3; round++) {
         struct entry_rep rep;
         assert_true(lookup(fx, &s, "big.html", &f, &rep));
-        assert_false(rep.gzip);
+        assert_false((rep.coding == ENCODING_GZIP));
         assert_null(strstr(rep.etag, "-gz"));
         entry_rep_release(&rep);
     }
@@ -377,7 +420,7 @@ static void test_edit_is_seen_without_a_watcher(void **state)
 {
     struct fixture *fx = *state;
     struct entry_server s = {.cache = fx->cache};
-    struct entry_facts f = {.accepts_gzip = true, .target = "/e.html"};
+    struct entry_facts f = {.accept = GZIP_ONLY(true), .target = "/e.html"};
     char *v1 = page_text(2000, "first"), *v2 = page_text(2000, "second");
     put_file(fx, "e.html", v1, strlen(v1), 2000000);
     struct entry_rep rep;
@@ -394,6 +437,209 @@ static void test_edit_is_seen_without_a_watcher(void **state)
     entry_rep_release(&rep);
     free(v1);
     free(v2);
+}
+
+/* A browser's Accept-Encoding: each coding this build has is made once, and
+ * the smallest is sent (br on this text), with its own ETag, level named;
+ * a client naming one coding gets that one. */
+static void test_each_coding_its_own_etag(void **state)
+{
+    struct fixture *fx = *state;
+    struct entry_server s = {.cache = fx->cache};
+    const struct {
+        const char *accept;
+        enum encoding want;
+        const char *tag;
+        bool production;
+    } rows[] = {
+        {"gzip, deflate, br, zstd", FOLIO_HAVE_BROTLI ? ENCODING_BR : FOLIO_HAVE_ZSTD ? ENCODING_ZSTD : ENCODING_GZIP,
+         FOLIO_HAVE_BROTLI ? "-br5\"" : FOLIO_HAVE_ZSTD ? "-zs3\"" : "-gz6\"", false},
+        {"gzip, deflate, br, zstd", FOLIO_HAVE_BROTLI ? ENCODING_BR : FOLIO_HAVE_ZSTD ? ENCODING_ZSTD : ENCODING_GZIP,
+         FOLIO_HAVE_BROTLI ? "-br11\"" : FOLIO_HAVE_ZSTD ? "-zs19\"" : "-gz6\"", true},
+        {"zstd", FOLIO_HAVE_ZSTD ? ENCODING_ZSTD : ENCODING_IDENTITY, FOLIO_HAVE_ZSTD ? "-zs3\"" : "0\"", false},
+        {"br", FOLIO_HAVE_BROTLI ? ENCODING_BR : ENCODING_IDENTITY, FOLIO_HAVE_BROTLI ? "-br5\"" : "0\"", false},
+        {"gzip", ENCODING_GZIP, "-gz6\"", false},
+        {"br;q=0.5, gzip", FOLIO_HAVE_BROTLI ? ENCODING_BR : ENCODING_GZIP,
+         FOLIO_HAVE_BROTLI ? "-br5\"" : "-gz6\"", false}, /* any q > 0: the smallest */
+        {"br;q=0, gzip", ENCODING_GZIP, "-gz6\"", false},
+        {"*;q=0", ENCODING_IDENTITY, "0\"", false}, /* nothing acceptable: identity all the same */
+    };
+    char seen[8][80];
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct entry_facts f = {.accept = encoding_parse(rows[i].accept), .target = "/big.html",
+                                .production = rows[i].production};
+        struct entry_rep rep;
+        assert_true(lookup(fx, &s, "big.html", &f, &rep));
+        print_message("%s -> %s\n", rows[i].accept, rep.etag);
+        assert_int_equal(rep.coding, rows[i].want);
+        assert_true(ends_with(rep.etag, rows[i].tag));
+        char *text = rep_text(&rep);
+        assert_non_null(strstr(text, "<title>big</title>"));
+        assert_true(ends_with(text, "</body>\n"));
+        free(text);
+        strcpy(seen[i], rep.etag);
+        for (size_t j = 0; j < i; j++) {
+            bool same_bytes = rows[j].want == rows[i].want && strcmp(rows[j].tag, rows[i].tag) == 0;
+            assert_int_equal(strcmp(seen[i], seen[j]) == 0, same_bytes);
+        }
+        entry_rep_release(&rep);
+    }
+}
+
+/* Made once per file version: a second request compresses nothing; an
+ * edit makes each coding again, and the new bytes are what is sent. */
+static void test_made_once_per_version(void **state)
+{
+    struct fixture *fx = *state;
+    struct entry_server s = {.cache = fx->cache};
+    struct entry_facts f = {.accept = encoding_parse("gzip, br, zstd"), .target = "/m.html"};
+    char *v1 = page_text(8000, "first"), *v2 = page_text(8000, "second");
+    put_file(fx, "m.html", v1, strlen(v1), 3000000);
+    memset(calls, 0, sizeof(calls));
+    size_t before = cache_bytes(fx->cache);
+    char etag[80] = "";
+    for (int round = 0; round < 3; round++) {
+        struct entry_rep rep;
+        assert_true(lookup(fx, &s, "m.html", &f, &rep));
+        strcpy(etag, rep.etag);
+        entry_rep_release(&rep);
+    }
+    /* One encoder per request at most, the first acceptable one built in. */
+    enum encoding first = FOLIO_HAVE_BROTLI ? ENCODING_BR : FOLIO_HAVE_ZSTD ? ENCODING_ZSTD : ENCODING_GZIP;
+    for (int e = ENCODING_GZIP; e < ENCODING_COUNT; e++) {
+        assert_int_equal(calls[e], e == (int)first);
+    }
+    /* Each client naming one coding gets it made, once, counted in the cache. */
+    const char *alone[] = {"gzip", "zstd", "br"};
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < 3; i++) {
+            struct entry_facts g = {.accept = encoding_parse(alone[i]), .target = "/m.html"};
+            struct entry_rep rep;
+            assert_true(lookup(fx, &s, "m.html", &g, &rep));
+            entry_rep_release(&rep);
+        }
+    }
+    for (int e = ENCODING_GZIP; e < ENCODING_COUNT; e++) {
+        assert_int_equal(calls[e], compress_available((enum encoding)e));
+    }
+    assert_true(cache_bytes(fx->cache) > before + 3 * 100);
+    put_file(fx, "m.html", v2, strlen(v2), 3000001);
+    struct entry_rep rep;
+    assert_true(lookup(fx, &s, "m.html", &f, &rep));
+    assert_string_not_equal(rep.etag, etag);
+    char *text = rep_text(&rep);
+    assert_non_null(strstr(text, "<title>second</title>"));
+    free(text);
+    entry_rep_release(&rep);
+    assert_int_equal(calls[first], 2);
+    free(v1);
+    free(v2);
+}
+
+/* An encoder that fails: the next best coding answers, and the failure is
+ * remembered for that version (not retried per request). */
+static void test_failing_encoder_falls_back(void **state)
+{
+    struct fixture *fx = *state;
+    struct entry_server s = {.cache = fx->cache};
+    struct entry_facts f = {.accept = encoding_parse("gzip, br, zstd"), .target = "/big.html"};
+    failing = ENCODING_BR;
+    memset(calls, 0, sizeof(calls));
+    for (int round = 0; round < 2; round++) {
+        struct entry_rep rep;
+        assert_true(lookup(fx, &s, "big.html", &f, &rep));
+        assert_int_not_equal(rep.coding, ENCODING_BR);
+        assert_int_equal(rep.coding, FOLIO_HAVE_ZSTD ? ENCODING_ZSTD : ENCODING_GZIP);
+        char *text = rep_text(&rep);
+        assert_true(ends_with(text, "</body>\n"));
+        free(text);
+        entry_rep_release(&rep);
+    }
+    assert_int_equal(calls[ENCODING_BR], FOLIO_HAVE_BROTLI);
+    /* Every encoder failing: identity, whole. */
+    failing = ENCODING_GZIP;
+    struct entry_facts g = {.accept = encoding_parse("gzip"), .target = "/small.html"};
+    struct entry_rep rep;
+    assert_true(lookup(fx, &s, "small.html", &g, &rep));
+    assert_int_equal(rep.coding, ENCODING_IDENTITY);
+    assert_null(strstr(rep.etag, "-gz"));
+    entry_rep_release(&rep);
+    failing = -1;
+}
+
+/* Sidecars name.br and name.zst beside name.gz: used when at least as new,
+ * the smallest of all that are acceptable sent; a stale one never. */
+static void test_sidecars_per_coding(void **state)
+{
+    struct fixture *fx = *state;
+    struct entry_server s = {.cache = fx->cache};
+    char *text = page_text(40000, "sides");
+    put_file(fx, "p.html", text, strlen(text), 4000000);
+    put_file(fx, "p.html.br", "BR", 2, 4000000);    /* as new: used */
+    put_file(fx, "p.html.zst", "ZSTD", 4, 3999999); /* older: ignored */
+    const struct {
+        const char *accept;
+        enum encoding want;
+        const char *tag;
+    } rows[] = {
+        {"br", ENCODING_BR, "-brs\""},
+        {"gzip, br, zstd", ENCODING_BR, "-brs\""}, /* two bytes: the smallest */
+        {"zstd", FOLIO_HAVE_ZSTD ? ENCODING_ZSTD : ENCODING_IDENTITY, FOLIO_HAVE_ZSTD ? "-zs3\"" : "0\""},
+        {"br;q=0, gzip", ENCODING_GZIP, "-gz6\""},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct entry_facts f = {.accept = encoding_parse(rows[i].accept), .target = "/p.html"};
+        struct entry_rep rep;
+        assert_true(lookup(fx, &s, "p.html", &f, &rep));
+        assert_int_equal(rep.coding, rows[i].want);
+        assert_true(ends_with(rep.etag, rows[i].tag));
+        if (ends_with(rows[i].tag, "s\"")) {
+            assert_int_equal(rep.size, 2);
+        }
+        entry_rep_release(&rep);
+    }
+    free(text);
+}
+
+/* A Range indexes the bytes as stored: identity whatever is accepted, and
+ * a transformed page gets every coding like a file does. */
+static void test_range_and_transform(void **state)
+{
+    struct fixture *fx = *state;
+    struct entry_server s = {.cache = fx->cache};
+    struct entry_facts f = {.accept = encoding_parse("br, zstd, gzip"), .has_range = true,
+                            .target = "/big.html"};
+    struct entry_rep rep;
+    assert_true(lookup(fx, &s, "big.html", &f, &rep));
+    assert_int_equal(rep.coding, ENCODING_IDENTITY);
+    entry_rep_release(&rep);
+    f.has_range = false;
+    f.prefix = "/article";
+    assert_true(lookup(fx, &s, "big.html", &f, &rep));
+    assert_int_equal(rep.coding, FOLIO_HAVE_BROTLI ? ENCODING_BR : FOLIO_HAVE_ZSTD ? ENCODING_ZSTD : ENCODING_GZIP);
+    assert_non_null(strstr(rep.etag, "-t"));
+    char *text = rep_text(&rep);
+    assert_non_null(strstr(text, "src=\"/article/assets/a.png\"")); /* rewritten before compressed */
+    free(text);
+    entry_rep_release(&rep);
+}
+
+/* Whole responses are shared by clients that choose alike, only. */
+static void test_response_variants_by_preference(void **state)
+{
+    struct entry_server s = {0};
+    char a[64], b[64];
+    struct entry_facts f = {.accept = encoding_parse("gzip, deflate, br, zstd")};
+    struct entry_facts g = {.accept = encoding_parse("br, gzip, zstd")};
+    assert_true(entry_response_variant(&s, &f, false, a, sizeof(a)));
+    assert_true(entry_response_variant(&s, &g, false, b, sizeof(b)));
+    assert_string_equal(a, b);
+    g.accept = encoding_parse("gzip");
+    assert_true(entry_response_variant(&s, &g, false, b, sizeof(b)));
+    assert_string_not_equal(a, b);
+    g.accept = encoding_parse("br;q=0, gzip, zstd");
+    assert_true(entry_response_variant(&s, &g, false, b, sizeof(b)));
+    assert_string_not_equal(a, b);
 }
 
 static void test_key(void **state)
@@ -422,6 +668,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_big_gzip_is_made_once_then_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_transform_is_kept_in_a_memfd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edit_is_seen_without_a_watcher, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_each_coding_its_own_etag, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_made_once_per_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failing_encoder_falls_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sidecars_per_coding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_range_and_transform, setup, teardown),
+        cmocka_unit_test(test_response_variants_by_preference),
         cmocka_unit_test(test_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

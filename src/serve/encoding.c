@@ -38,12 +38,36 @@ static int parse_qvalue(const char *params, const char *end)
     return q;
 }
 
-bool encoding_accepts_gzip(const char *header)
+/* The coding a token of len bytes names: ENCODING_COUNT for "*", -1 for one
+ * folio does not know (deflate, compress, ...). */
+static int coding_of(const char *name, size_t len)
 {
-    if (!header) {
-        return false;
+    static const struct {
+        const char *token;
+        int coding;
+    } names[] = {
+        {"gzip", ENCODING_GZIP}, {"x-gzip", ENCODING_GZIP}, {"br", ENCODING_BR},
+        {"zstd", ENCODING_ZSTD}, {"identity", ENCODING_IDENTITY}, {"*", ENCODING_COUNT},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strlen(names[i].token) == len && strncasecmp(name, names[i].token, len) == 0) {
+            return names[i].coding;
+        }
     }
-    int gzip_q = -1, star_q = -1;
+    return -1;
+}
+
+/* See encoding.h. */
+struct encoding_accept encoding_parse(const char *header)
+{
+    struct encoding_accept acc = {.q = {[ENCODING_IDENTITY] = 1}};
+    if (!header) {
+        return acc;
+    }
+    int given[ENCODING_COUNT + 1]; /* the highest q each coding got, -1 unnamed; [COUNT]: "*" */
+    for (size_t i = 0; i <= ENCODING_COUNT; i++) {
+        given[i] = -1;
+    }
     const char *p = header;
     while (*p) {
         while (*p == ' ' || *p == '\t' || *p == ',') {
@@ -57,17 +81,54 @@ bool encoding_accepts_gzip(const char *header)
         while (name_end < p && *name_end != ';' && *name_end != ' ' && *name_end != '\t') {
             name_end++;
         }
-        size_t name_len = (size_t)(name_end - item);
+        int coding = coding_of(item, (size_t)(name_end - item));
         int q = parse_qvalue(name_end, p);
-        if (name_len == 0 || q < 0) {
-            continue;
-        }
-        if ((name_len == 4 && strncasecmp(item, "gzip", 4) == 0) ||
-            (name_len == 6 && strncasecmp(item, "x-gzip", 6) == 0)) {
-            gzip_q = q > gzip_q ? q : gzip_q;
-        } else if (name_len == 1 && item[0] == '*') {
-            star_q = q;
+        if (coding >= 0 && q >= 0 && q > given[coding]) {
+            given[coding] = q;
         }
     }
-    return gzip_q >= 0 ? gzip_q > 0 : star_q > 0;
+    for (size_t i = ENCODING_GZIP; i < ENCODING_COUNT; i++) {
+        int q = given[i] >= 0 ? given[i] : given[ENCODING_COUNT];
+        acc.q[i] = (uint16_t)(q > 0 ? q : 0);
+    }
+    /* identity stays acceptable unless refused by name or by "*;q=0" with
+     * no entry of its own (RFC 9110 12.5.3); "*" weighs it like any other. */
+    if (given[ENCODING_IDENTITY] >= 0) {
+        acc.q[ENCODING_IDENTITY] = (uint16_t)given[ENCODING_IDENTITY];
+    } else if (given[ENCODING_COUNT] >= 0) {
+        acc.q[ENCODING_IDENTITY] = (uint16_t)given[ENCODING_COUNT];
+    }
+    return acc;
+}
+
+/* See encoding.h. */
+const char *encoding_name(enum encoding e)
+{
+    switch (e) {
+    case ENCODING_GZIP: return "gzip";
+    case ENCODING_ZSTD: return "zstd";
+    case ENCODING_BR: return "br";
+    default: return NULL;
+    }
+}
+
+/* See encoding.h. */
+bool encoding_better(const struct encoding_accept *acc, enum encoding a, uint64_t size_a,
+                     enum encoding b, uint64_t size_b)
+{
+    if (acc->q[a] == 0) {
+        return false;
+    }
+    if (acc->q[b] == 0) {
+        return true;
+    }
+    return size_a != size_b ? size_a < size_b : a > b;
+}
+
+/* See encoding.h. */
+void encoding_rank(const struct encoding_accept *acc, char out[ENCODING_COUNT])
+{
+    for (size_t i = 0; i < ENCODING_COUNT; i++) {
+        out[i] = acc->q[i] ? '1' : '0';
+    }
 }

@@ -11,7 +11,7 @@
 
 #include "base/body.h"
 #include "cache.h"
-#include "gzip.h"
+#include "compress.h"
 #include "base/html.h"
 #include "live_hook.h"
 #include "mime.h"
@@ -32,21 +32,31 @@
  * by sendfile (bench/article.py, wrk -c32). Between the two sizes the file
  * itself is sent by sendfile; a memfd copy of it would buy nothing. */
 #define MEMORY_FILE_BYTES (512u << 10)
-/* Bodies below this are not worth a gzip header and a Vary-split cache. */
-#define GZIP_MIN_BYTES 512
+/* Bodies below this are not worth a coding's header and a Vary-split cache. */
+#define CODED_MIN_BYTES 512
 /* Files above this are sent as they are rather than read into memory. */
-#define GZIP_MAX_BYTES (32u << 20)
+#define CODED_MAX_BYTES (32u << 20)
 #define DOCUMENT_MAX_BYTES (16u << 20)
 #define KEY_MAX (2 * PATH_MAX)
 
 /* Variant names, the second half of a cache key. A transform's name holds
  * everything its bytes depend on: "t:<inject>:<depth>:<rewrite depth>:<prefix>",
- * and ":gzip<level>" after it for its compressed form. */
+ * and ":gzip<level>" (":br11", ":zstd19") after it for a compressed form. */
 #define VARIANT_MIME "mime"
 #define VARIANT_IDENTITY "identity"
-#define VARIANT_GZIP "gzip" /* and its level: "gzip6"; the bytes differ by it */
-/* Whole responses (ready.c): "r:<gzip>" for a file no transform can touch,
- * "r:<gzip>:<document>:<depth>:<prefix>" where one may; "n" for 404.html;
+/* A coding's variant is its name and level, "gzip6", "br11", "zstd19": the
+ * bytes differ by the level. Its ETag tag is the short name and the level,
+ * "-gz6", "-br11", "-zs19"; a sidecar's, the short name and "s": "-gzs". */
+static const struct {
+    const char *variant, *tag, *suffix;
+} codings[ENCODING_COUNT] = {
+    [ENCODING_GZIP] = {"gzip", "-gz", ".gz"},
+    [ENCODING_ZSTD] = {"zstd", "-zs", ".zst"},
+    [ENCODING_BR] = {"br", "-br", ".br"},
+};
+/* Whole responses (ready.c): "r:<ranks>" for a file no transform can touch,
+ * "r:<ranks>:<document>:<depth>:<prefix>" where one may, the ranks being
+ * what the client prefers (encoding_rank); "n" for 404.html;
  * "@<generation>" after it once a SIGHUP published new settings (their
  * headers, max-age say, are in the response). */
 #define VARIANT_RESPONSE "r"
@@ -64,8 +74,8 @@ struct transform {
  * representation being chosen. */
 struct lookup {
     const struct entry_server *s;
-    int gzip_level;
-    char gzip_name[8]; /* VARIANT_GZIP and the level */
+    int level[ENCODING_COUNT];
+    char coding_name[ENCODING_COUNT][8]; /* the coding's variant: "gzip6" */
     char key[KEY_MAX];
     struct file_id id;
     struct entry_rep *rep;
@@ -171,20 +181,22 @@ static struct body *build_identity(struct lookup *l, const void *unused)
     return read_whole(l->rep->fd, l->rep->size);
 }
 
-/* The representation compressed; an empty body is the answer "identity is
- * as good", so a file that does not shrink is not compressed again. */
-static struct body *build_gzip(struct lookup *l, const void *unused)
+/* The representation compressed in the coding *arg points to; an empty body
+ * is the answer "identity is as good", so a file that does not shrink (or an
+ * encoder that failed) is not compressed again. */
+static struct body *build_coded(struct lookup *l, const void *arg)
 {
-    if (l->rep->size > GZIP_MAX_BYTES) {
+    const enum encoding *e = arg;
+    if (l->rep->size > CODED_MAX_BYTES) {
         return NULL;
     }
     struct body *plain = current_bytes(l);
     if (!plain) {
         return NULL;
     }
-    struct body *gz = gzip_compress(plain->data, plain->len, l->gzip_level);
+    struct body *coded = compress_body(*e, plain->data, plain->len, l->level[*e]);
     body_unref(plain);
-    return gz ? gz : body_create(0);
+    return coded ? coded : body_create(0);
 }
 
 /* libmagic's type for the file, as a NUL-terminated body. */
@@ -224,36 +236,64 @@ static void take_body(struct entry_rep *rep, struct body *b)
     rep->size = b->len;
 }
 
-/* The gzip form of the representation under variant, or NULL when identity
- * is the answer: it does not shrink, or it is too big to keep and would be
- * compressed again on every request (an empty body remembers that). */
-static struct body *gzip_variant(struct lookup *l, const char *variant)
+/* Strong ETag (RFC 9110 8.8.3) of one version of one file plus the
+ * variant's tag: the only place its format is written. */
+static void etag_format(struct entry_rep *rep, const struct file_id *id, const char *tag)
+{
+    snprintf(rep->etag, sizeof(rep->etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "%s\"", id->ino,
+             id->size, (uint64_t)id->mtime_ns, tag);
+}
+
+/* The form of the representation in coding e under variant, or NULL when
+ * identity is the answer: it does not shrink, or it is too big to keep and
+ * would be compressed again on every request (an empty body remembers that). */
+static struct body *coded_variant(struct lookup *l, enum encoding e, const char *variant)
 {
     uint64_t generation = cache_generation(l->s->cache);
     bool kept;
-    struct body *gz = derive(l, variant, build_gzip, NULL, &kept);
-    if (gz && !kept) {
-        body_unref(gz);
-        gz = body_create(0);
-        if (gz) {
-            cache_put(l->s->cache, l->key, variant, &l->id, gz, generation);
+    struct body *coded = derive(l, variant, build_coded, &e, &kept);
+    if (coded && !kept) {
+        body_unref(coded);
+        coded = body_create(0);
+        if (coded) {
+            cache_put(l->s->cache, l->key, variant, &l->id, coded, generation);
         }
     }
-    if (gz && gz->len == 0) {
-        body_unref(gz);
-        gz = NULL;
+    if (coded && coded->len == 0) {
+        body_unref(coded);
+        coded = NULL;
     }
-    return gz;
+    return coded;
 }
 
-/* A fresh "name.gz" beside the file, compressed ahead of time, is used as is:
- * only when at least as new as the original (PEERS.md theme F). Its own
- * identity names the ETag. Whatever it opens is closed unless used. */
-static bool use_sidecar(struct lookup *l, const struct route *route, const char *rel,
-                        struct file_id *sidecar_id)
+/* One coded form a representation could take: a body, or a sidecar file. */
+struct candidate {
+    enum encoding coding;
+    struct body *body; /* one reference; NULL: fd, or nothing at all */
+    int fd;            /* a sidecar, owned; -1: none */
+    uint64_t size;
+    struct file_id sidecar;
+};
+
+/* Drops what c holds, leaving identity of no size. */
+static void candidate_release(struct candidate *c)
+{
+    body_unref(c->body);
+    if (c->fd >= 0) {
+        close(c->fd);
+    }
+    *c = (struct candidate){.fd = -1};
+}
+
+/* A fresh "name.gz" ("name.br", "name.zst") beside the file, compressed
+ * ahead of time, is used as is: only when at least as new as the original
+ * (PEERS.md theme F), and whether or not this binary could make that coding.
+ * Its own identity names the ETag. False (nothing open) when there is none. */
+static bool open_sidecar(struct lookup *l, const struct route *route, const char *rel,
+                         enum encoding e, struct candidate *c)
 {
     char name[PATH_MAX];
-    if ((size_t)snprintf(name, sizeof(name), "%s.gz", rel) >= sizeof(name)) {
+    if ((size_t)snprintf(name, sizeof(name), "%s%s", rel, codings[e].suffix) >= sizeof(name)) {
         return false;
     }
     int fd, err;
@@ -265,24 +305,101 @@ static bool use_sidecar(struct lookup *l, const struct route *route, const char 
         }
         return false;
     }
-    file_id_from_stat(sidecar_id, &st);
-    if (sidecar_id->mtime_ns < l->id.mtime_ns) {
+    file_id_from_stat(&c->sidecar, &st);
+    if (c->sidecar.mtime_ns < l->id.mtime_ns) {
         close(fd);
         return false;
     }
-    close(l->rep->fd);
-    l->rep->fd = fd;
-    l->rep->size = (uint64_t)st.st_size;
-    l->rep->gzip = true;
+    c->fd = fd;
+    c->size = (uint64_t)st.st_size;
     return true;
 }
 
-/* Strong ETag (RFC 9110 8.8.3) of one version of one file plus the
- * variant's tag: the only place its format is written. */
-static void etag_format(struct entry_rep *rep, const struct file_id *id, const char *tag)
+/* Fills c with coding e of the representation, variant naming its cached
+ * body: the cached one, else a sidecar (route non-NULL: the file as it is),
+ * else, when make says so, one made now. False when e gives nothing better
+ * than identity. */
+static bool coded_candidate(struct lookup *l, const struct route *route, const char *rel,
+                            enum encoding e, const char *variant, bool make, struct candidate *c)
 {
-    snprintf(rep->etag, sizeof(rep->etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "%s\"", id->ino,
-             id->size, (uint64_t)id->mtime_ns, tag);
+    *c = (struct candidate){.coding = e, .fd = -1};
+    c->body = cache_get(l->s->cache, l->key, variant, &l->id);
+    if (!c->body && route && open_sidecar(l, route, rel, e, c)) {
+        return true;
+    }
+    if (c->body && c->body->len == 0) {
+        body_unref(c->body);
+        c->body = NULL;
+    } else if (!c->body && make && compress_available(e)) {
+        c->body = coded_variant(l, e, variant);
+    }
+    c->size = c->body ? c->body->len : 0;
+    return c->body != NULL;
+}
+
+/* Makes c the representation's bytes (taking what it holds) and its ETag,
+ * tag being the transform's part of it. */
+static void take_candidate(struct lookup *l, struct candidate *c, const char *tag)
+{
+    struct entry_rep *rep = l->rep;
+    char full[48];
+    if (c->coding == ENCODING_IDENTITY) {
+        etag_format(rep, &l->id, tag);
+        return;
+    }
+    rep->coding = c->coding;
+    if (c->fd >= 0) {
+        close(rep->fd);
+        rep->fd = c->fd;
+        rep->size = c->size;
+        snprintf(full, sizeof(full), "%s%ss", tag, codings[c->coding].tag);
+        etag_format(rep, &c->sidecar, full);
+    } else {
+        take_body(rep, c->body);
+        snprintf(full, sizeof(full), "%s%s%d", tag, codings[c->coding].tag, l->level[c->coding]);
+        etag_format(rep, &l->id, full);
+    }
+    *c = (struct candidate){.fd = -1};
+}
+
+/* The best form for the client of the representation as it stands (its
+ * bytes in rep), each coding under base + its variant name (base "": the
+ * file itself, whose sidecars count too when route is non-NULL), and its
+ * ETag; identity when nothing beats it (encoding_better). Of what folio has
+ * (made before, sidecars) the smallest acceptable answers; one coding at
+ * most is made per request, the first acceptable in the order br, zstd,
+ * gzip (the next when an encoder fails), so a first request pays for one
+ * encoder, not three. */
+static void choose_coding(struct lookup *l, const struct route *route, const char *rel,
+                          const struct entry_facts *f, const char *base, const char *tag)
+{
+    struct candidate best = {.coding = ENCODING_IDENTITY, .fd = -1, .size = l->rep->size};
+    char variant[PATH_MAX + 16];
+    l->level[ENCODING_GZIP] = f->gzip_level >= 1 && f->gzip_level <= 9 ? (int)f->gzip_level : 6;
+    for (int e = ENCODING_ZSTD; e < ENCODING_COUNT; e++) {
+        l->level[e] = compress_level((enum encoding)e, f->production, (size_t)l->rep->size);
+    }
+    for (int e = ENCODING_GZIP; e < ENCODING_COUNT; e++) {
+        snprintf(l->coding_name[e], sizeof(l->coding_name[e]), "%s%d", codings[e].variant, l->level[e]);
+    }
+    /* br first: the smallest as a rule, so the one made when nothing is. */
+    for (int e = ENCODING_COUNT - 1; l->rep->size >= CODED_MIN_BYTES && e >= ENCODING_GZIP; e--) {
+        struct candidate c;
+        if (f->accept.q[e] == 0 ||
+            (size_t)snprintf(variant, sizeof(variant), "%s%s%s", base, *base ? ":" : "",
+                             l->coding_name[e]) >= sizeof(variant) ||
+            !coded_candidate(l, route, rel, (enum encoding)e, variant,
+                             best.coding == ENCODING_IDENTITY, &c)) {
+            continue;
+        }
+        if (encoding_better(&f->accept, c.coding, c.size, best.coding, best.size)) {
+            candidate_release(&best);
+            best = c;
+        } else {
+            candidate_release(&c);
+        }
+    }
+    take_candidate(l, &best, tag);
 }
 
 /* Fills t and its variant name when this client needs the bytes changed:
@@ -318,7 +435,7 @@ static bool plan_transform(const struct lookup *l, const struct route *route,
     };
     int n = snprintf(variant, variant_size, "t:%d:%zu:%zu:%s", inject, depth, t->rewrite.depth,
                      t->rewrite.prefix ? t->rewrite.prefix : "");
-    return n > 0 && (size_t)n < variant_size - sizeof(l->gzip_name) - 1;
+    return n > 0 && (size_t)n < variant_size - sizeof(l->coding_name[0]) - 1;
 }
 
 /* A short, stable tag for a variant's name, for its ETag. */
@@ -331,10 +448,10 @@ static uint32_t fnv1a32(const char *text)
     return h;
 }
 
-/* The transformed page or stylesheet, gzipped when the client takes it; the
- * file as it is when the transform cannot be made (too big, no memory). */
+/* The transformed page or stylesheet, compressed as the client takes it;
+ * the file as it is when the transform cannot be made (too big, no memory). */
 static void choose_transformed(struct lookup *l, const struct entry_facts *f,
-                               const struct transform *t, char *variant)
+                               const struct transform *t, const char *variant)
 {
     bool kept;
     struct body *doc = derive(l, variant, build_transformed, t, &kept);
@@ -345,47 +462,17 @@ static void choose_transformed(struct lookup *l, const struct entry_facts *f,
     take_body(l->rep, doc);
     char tag[32];
     snprintf(tag, sizeof(tag), "-t%08" PRIx32, fnv1a32(variant));
-    if (f->accepts_gzip && l->rep->size >= GZIP_MIN_BYTES) {
-        strcat(variant, ":");
-        strcat(variant, l->gzip_name);
-        struct body *gz = gzip_variant(l, variant);
-        if (gz) {
-            take_body(l->rep, gz);
-            l->rep->gzip = true;
-            snprintf(tag + strlen(tag), sizeof(tag) - strlen(tag), "-gz%d", l->gzip_level);
-        }
-    }
-    etag_format(l->rep, &l->id, tag);
+    choose_coding(l, NULL, NULL, f, variant, tag); /* no sidecar holds the transform */
 }
 
-/* The file itself: its gzip form (a sidecar, or compressed once) when the
- * client takes it, its bytes in memory when it is small. */
+/* The file itself: its best coded form (a sidecar, or compressed once) when
+ * the client takes one, its bytes in memory when it is small. */
 static void choose_plain(struct lookup *l, const struct route *route, const char *rel,
                          const struct entry_facts *f)
 {
     struct entry_rep *rep = l->rep;
-    struct file_id sidecar;
-    char tag[8] = "";
-    if (f->accepts_gzip && rep->size >= GZIP_MIN_BYTES) {
-        struct body *gz = cache_get(l->s->cache, l->key, l->gzip_name, &l->id);
-        if (!gz && use_sidecar(l, route, rel, &sidecar)) {
-            etag_format(rep, &sidecar, "-gzs");
-            return;
-        }
-        if (gz && gz->len == 0) {
-            body_unref(gz);
-            gz = NULL;
-        } else if (!gz) {
-            gz = gzip_variant(l, l->gzip_name);
-        }
-        if (gz) {
-            take_body(rep, gz);
-            rep->gzip = true;
-            snprintf(tag, sizeof(tag), "-gz%d", l->gzip_level);
-        }
-    }
-    etag_format(rep, &l->id, tag);
-    if (!rep->body && rep->size > 0 &&
+    choose_coding(l, route, rel, f, "", "");
+    if (!rep->body && rep->coding == ENCODING_IDENTITY && rep->size > 0 &&
         (rep->size <= SMALL_FILE_BYTES ||
          (rep->size <= MEMORY_FILE_BYTES && cache_in_heap(l->s->cache, (size_t)rep->size)))) {
         bool kept;
@@ -425,8 +512,6 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
     struct lookup l; /* not "= {...}": that would clear the 8 KB key on every request */
     l.s = s;
     l.rep = rep;
-    l.gzip_level = f->gzip_level >= 1 && f->gzip_level <= 9 ? (int)f->gzip_level : 6;
-    snprintf(l.gzip_name, sizeof(l.gzip_name), VARIANT_GZIP "%d", l.gzip_level);
     file_id_from_stat(&l.id, st);
     rep->source = l.id;
     if (!entry_key(route->dir, rel, l.key, sizeof(l.key))) {
@@ -437,7 +522,9 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
     choose_type(&l, rel);
     /* Ranges index the representation as stored, so a Range gets identity. */
     struct entry_facts facts = *f;
-    facts.accepts_gzip = f->accepts_gzip && rep->compressible && !f->has_range;
+    if (!rep->compressible || f->has_range) {
+        facts.accept = encoding_parse(NULL);
+    }
     char snippet[3 * PATH_MAX / 2 + 64], variant[PATH_MAX];
     struct transform t;
     if (plan_transform(&l, route, &facts, &t, snippet, sizeof(snippet), variant, sizeof(variant))) {
@@ -468,7 +555,7 @@ bool entry_not_found(const struct entry_server *s, const struct route *root,
         return false;
     }
     struct entry_facts facts = *f;
-    facts.accepts_gzip = false;
+    facts.accept = encoding_parse(NULL);
     facts.has_range = false;
     return entry_represent(s, root, "404.html", fd, &st, &facts, rep);
 }
@@ -484,15 +571,18 @@ bool entry_response_variant(const struct entry_server *s, const struct entry_fac
         }
         n = snprintf(out, size, VARIANT_NOT_FOUND);
     } else if (!s->live && !f->prefix) { /* the hot path of production: no snprintf */
-        if (size < 4) {
+        if (size < 3 + ENCODING_COUNT) {
             return false;
         }
-        memcpy(out, VARIANT_RESPONSE ":0", 4);
-        out[2] += f->accepts_gzip;
-        n = 3;
+        memcpy(out, VARIANT_RESPONSE ":", 2);
+        encoding_rank(&f->accept, out + 2);
+        out[2 + ENCODING_COUNT] = '\0';
+        n = 2 + ENCODING_COUNT;
     } else {
-        n = snprintf(out, size, VARIANT_RESPONSE ":%d:%d:%zu:%s", f->accepts_gzip, f->document,
-                     request_depth(f->target), f->prefix ? f->prefix : "");
+        char ranks[ENCODING_COUNT];
+        encoding_rank(&f->accept, ranks);
+        n = snprintf(out, size, VARIANT_RESPONSE ":%.*s:%d:%zu:%s", ENCODING_COUNT, ranks,
+                     f->document, request_depth(f->target), f->prefix ? f->prefix : "");
     }
     if (n > 0 && f->settings_generation && (size_t)n < size) {
         n += snprintf(out + n, size - (size_t)n, "@%u", f->settings_generation);

@@ -1,23 +1,25 @@
 /* entry: which bytes answer this file, for this kind of client.
  *
- * http.c reads a few plain facts from a request (does it accept gzip, did it
- * send a Range, the proxy prefix, whether the browser loads it as a page, the
+ * http.c reads a few plain facts from a request (which codings it accepts,
+ * did it send a Range, the proxy prefix, whether the browser loads it as a page, the
  * target as sent) and opens the file; entry_represent turns those and the
  * open file into one representation: its type, whether it varies by
- * Accept-Encoding, its strong ETag, its size, gzip or not, and its bytes,
+ * Accept-Encoding, its strong ETag, its size, its content coding, and its bytes,
  * either in memory or as a descriptor to sendfile from.
  *
  * This module owns every decision between the two: the variant names (of
  * the derived bodies here and of the whole responses ready.c keeps) and the
- * ETag format (one place each), gzip sidecars ("name.gz", used when at least
- * as new), the transforms (the proxy prefix put into references, rewrite.c;
+ * ETag format (one place each), the choice of coding (the client's most
+ * preferred, then the smallest, encoding_better), compressed sidecars
+ * ("name.gz", "name.br", "name.zst", each used when at least as new), the
+ * transforms (the proxy prefix put into references, rewrite.c;
  * the live-reload client put into pages, html.c), the small-file copy, and
  * the cache key (entry_key), which livereload's invalidation uses too, so a
  * change always drops what a request would find.
  *
  * What is derived (a type libmagic sniffed, a compressed or rewritten body, a
  * small file's bytes) is made once per file version and kept in cache.c. A
- * body too big for the cache to keep is never rebuilt per request: a gzip
+ * body too big for the cache to keep is never rebuilt per request: a coded
  * variant falls back to identity (remembered as an empty body), a transform
  * is kept in a memfd up to half of the cache. Thread-safe: the cache is, the
  * rest is per call. Nothing here knows libmicrohttpd.
@@ -32,6 +34,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "encoding.h"
 
 struct body;
 struct route;
@@ -48,8 +51,9 @@ struct entry_server {
 
 /* What http.c reads from the request, and all entry needs of it. */
 struct entry_facts {
-    bool accepts_gzip;  /* Accept-Encoding gives gzip a q-value above 0 */
+    struct encoding_accept accept; /* Accept-Encoding, read (encoding.h) */
     bool has_range;     /* a Range came: the file's own bytes, so offsets mean what they say */
+    bool production;    /* brotli and zstd at their best levels, else fast ones (compress.h) */
     bool document;      /* the browser loads it as a page (Sec-Fetch-Dest, the route) */
     const char *prefix; /* the proxy's path prefix ("/article"), or NULL */
     const char *target; /* the target as sent: its folders set the client's src and the rewrite depth */
@@ -62,7 +66,7 @@ struct entry_facts {
 struct entry_rep {
     const char *type;  /* Content-Type value; lives as long as rep */
     bool compressible; /* its bytes vary by Accept-Encoding (Vary) */
-    bool gzip;         /* Content-Encoding: gzip */
+    enum encoding coding; /* Content-Encoding (ENCODING_IDENTITY: none) */
     struct body *body; /* in memory, one reference owned; NULL: send fd */
     int fd;            /* owned, -1 when body holds the bytes */
     uint64_t size;

@@ -29,9 +29,10 @@ struct entry_facts exchange_facts(struct MHD_Connection *conn, const struct exch
                                   const struct route *route)
 {
     return (struct entry_facts){
-        .accepts_gzip = encoding_accepts_gzip(
+        .accept = encoding_parse(
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding")),
         .has_range = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range") != NULL,
+        .production = ex->config->production,
         .document = route && loads_as_document(conn, route),
         .prefix = ex->prefix,
         .target = ex->target,

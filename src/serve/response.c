@@ -7,6 +7,7 @@
 
 #include "base/body.h"
 #include "base/config.h"
+#include "encoding.h"
 #include "entry.h"
 #include "precondition.h"
 
@@ -96,8 +97,10 @@ void response_add_rep_headers(struct MHD_Response *resp, const struct config *co
     if (rep->compressible) {
         response_add(resp, "Vary", "Accept-Encoding");
     }
-    if (rep->gzip && status != 304) {
-        response_add(resp, "Content-Encoding", "gzip");
+    /* A 304 describes the selected representation without its body; its
+     * ETag says which coding it was (RFC 9110 15.4.5). */
+    if (rep->coding != ENCODING_IDENTITY && status != 304) {
+        response_add(resp, "Content-Encoding", encoding_name(rep->coding));
     }
     if (status == 206) {
         char range[96];

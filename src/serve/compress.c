@@ -1,0 +1,119 @@
+#include "compress.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+#if FOLIO_HAVE_BROTLI
+#include <brotli/encode.h>
+#endif
+#if FOLIO_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+#include "base/body.h"
+
+/* See compress.h. */
+bool compress_available(enum encoding e)
+{
+    switch (e) {
+    case ENCODING_IDENTITY:
+    case ENCODING_GZIP: return true;
+    case ENCODING_BR: return FOLIO_HAVE_BROTLI;
+    case ENCODING_ZSTD: return FOLIO_HAVE_ZSTD;
+    default: return false;
+    }
+}
+
+/* See compress.h. */
+int compress_level(enum encoding e, bool production, size_t len)
+{
+    if (e == ENCODING_BR) {
+        return !production ? COMPRESS_BR_PREVIEW
+             : len <= (128u << 10) ? COMPRESS_BR_PRODUCTION
+             : len <= (1u << 20) ? 9 : COMPRESS_BR_PREVIEW;
+    }
+    return !production || len > (256u << 10) ? COMPRESS_ZSTD_PREVIEW : COMPRESS_ZSTD_PRODUCTION;
+}
+
+/* gzip framing (RFC 1952), not zlib's: deflateInit2 with windowBits 15 + 16.
+ * Writes into out (bound bytes); returns the bytes produced, 0 on failure. */
+static size_t gzip_into(const void *data, size_t len, int level, struct body *out)
+{
+    z_stream zs = {0};
+    if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        return 0;
+    }
+    zs.next_in = (Bytef *)(uintptr_t)data;
+    zs.avail_in = (uInt)len;
+    zs.next_out = out->data;
+    zs.avail_out = (uInt)out->len;
+    int rc = deflate(&zs, Z_FINISH);
+    size_t produced = zs.total_out;
+    deflateEnd(&zs);
+    return rc == Z_STREAM_END ? produced : 0;
+}
+
+/* An output buffer no one-shot encoder can overflow for len bytes; 0 when
+ * coding e is not built in. deflateBound is exact for a one-shot deflate
+ * with default memLevel and windowBits, plus the gzip header and trailer. */
+static size_t bound_of(enum encoding e, size_t len)
+{
+    switch (e) {
+    case ENCODING_GZIP: return (size_t)compressBound((uLong)len) + 18;
+#if FOLIO_HAVE_BROTLI
+    case ENCODING_BR: return BrotliEncoderMaxCompressedSize(len);
+#endif
+#if FOLIO_HAVE_ZSTD
+    case ENCODING_ZSTD: return ZSTD_compressBound(len);
+#endif
+    default: return 0;
+    }
+}
+
+/* Compresses into out->data (out->len bytes of room); returns the bytes
+ * produced, 0 on failure. */
+static size_t encode(enum encoding e, const void *data, size_t len, int level, struct body *out)
+{
+    switch (e) {
+    case ENCODING_GZIP: return gzip_into(data, len, level, out);
+#if FOLIO_HAVE_BROTLI
+    case ENCODING_BR: {
+        /* A 16 MiB window (the largest RFC 7932 decoders must take) lets
+         * brotli see repeats that gzip's 32 KiB cannot. */
+        size_t produced = out->len;
+        return BrotliEncoderCompress(level, BROTLI_MAX_WINDOW_BITS, BROTLI_MODE_GENERIC, len, data,
+                                     &produced, out->data)
+            ? produced : 0;
+    }
+#endif
+#if FOLIO_HAVE_ZSTD
+    case ENCODING_ZSTD: {
+        /* Levels up to 19 keep the window within 8 MiB, the most an HTTP
+         * client must accept (RFC 9659 3). */
+        size_t produced = ZSTD_compress(out->data, out->len, data, len, level);
+        return ZSTD_isError(produced) ? 0 : produced;
+    }
+#endif
+    default: return 0;
+    }
+}
+
+/* See compress.h. */
+struct body *compress_body(enum encoding e, const void *data, size_t len, int level)
+{
+    size_t bound = bound_of(e, len);
+    struct body *out = bound ? body_create(bound) : NULL;
+    if (!out) {
+        return NULL;
+    }
+    size_t produced = encode(e, data, len, level, out);
+    if (produced == 0 || produced > len - len / 20) {
+        body_unref(out);
+        return NULL;
+    }
+    out->len = produced;
+    /* The bound is near the input size; a cached body should cost what it holds. */
+    struct body *shrunk = realloc(out, sizeof(*out) + produced);
+    return shrunk ? shrunk : out;
+}
