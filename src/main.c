@@ -1,8 +1,10 @@
 /* folio: serves one article and, in preview, keeps browsers in step with it.
  *
- * main only wires the modules together: settings (config.c), folders
- * (routes.c), the cache, the live-reload watcher and event hub, and the HTTP
- * server; then it waits for a signal and takes everything down in reverse.
+ * main only wires the modules together: settings (base/config*.c, held as
+ * snapshots by base/settings.c), folders (serve/startup.c), the cache, the
+ * live-reload watcher and event hub, and the HTTP server; then it waits for
+ * a signal (SIGHUP publishes a new snapshot) and takes everything down in
+ * reverse.
  * Exit status: 0 after a clean stop, 2 for a bad configuration, 1 when the
  * server cannot start (e.g. the port is taken).
  */
