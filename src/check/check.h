@@ -69,11 +69,11 @@ struct check_options {
 struct check_report {
     struct check_problem *problems; /* errors, then warnings, then external */
     size_t count, errors, warnings, externals;
-    size_t unverified; /* CHECK_CODE_UNVERIFIED_ANCHOR warnings, which warnings does not
-                          count (under --strict they are errors, and counted there) */
     size_t files, references;
     char *root;
     char *base_path; /* "" for none */
+    size_t unverified; /* CHECK_CODE_UNVERIFIED_ANCHOR warnings, which warnings does not
+                          count (under --strict they are errors, and counted there) */
 };
 
 /* Checks the article behind @routes. NULL only when memory runs out or a
