@@ -102,10 +102,7 @@ int check_main(int argc, char **argv, char **envp)
     int nrest = 0;
     int status = check_args(argc, argv, &cli, rest, &nrest);
     if (status < 0) {
-        status = startup_config(&config, nrest, rest, envp);
-        if (status == 2) { /* the settings' message names folio's --help: check has its own */
-            fprintf(stderr, "folio check: see folio check --help\n");
-        }
+        status = startup_config_help(&config, nrest, rest, envp, "folio check --help");
     }
     free(rest); /* the settings keep copies; nothing looks at rest again */
     if (status >= 0) {
