@@ -288,7 +288,8 @@ static void test_print(void **state)
         {CHECK_WARNING, "assets/x.txt", "/assets/x.txt", 1, 1, "nothing references this file", "",
          "assets/x.txt", CHECK_CODE_NONE},
         {CHECK_WARNING, "www/index.html", "/index.html", 4, 9,
-         "a href \"#h\": id \"h\" is not in the source; may be made by a script", "#h", "www/index.html#h",
+         "a href \"#h\" points at no element with id \"h\" in the source; may be made by a script", "#h",
+         "www/index.html#h",
          CHECK_CODE_UNVERIFIED_ANCHOR},
         {CHECK_EXTERNAL, "www/index.html", "/index.html", 9, 2, "https://e.org/", "https://e.org/", "",
          CHECK_CODE_NONE},
@@ -300,8 +301,8 @@ static void test_print(void **state)
     assert_string_equal(buf,
         "www/index.html:3:7: error: img src \"a\tb.png\" not found (www/a\tb.png)\n"
         "assets/x.txt:1:1: warning: nothing references this file (assets/x.txt)\n"
-        "www/index.html:4:9: warning: a href \"#h\": id \"h\" is not in the source; may be made by a script "
-        "[unverified-anchor] (www/index.html#h)\n"
+        "www/index.html:4:9: warning: a href \"#h\" points at no element with id \"h\" in the source; may be "
+        "made by a script [unverified-anchor] (www/index.html#h)\n"
         "folio check: 1 error, 1 warning, 1 unverified in 4 files (12 references, 1 external, not fetched); "
         "URLs built by scripts are not seen; 1 anchor unverified: the id is in no source of a page that "
         "runs scripts (--strict: errors)\n");
@@ -316,7 +317,8 @@ static void test_print(void **state)
         "\"file\":\"assets/x.txt\",\"line\":1,\"column\":1,\"message\":\"nothing references this file\","
         "\"reference\":\"\",\"resolved\":\"assets/x.txt\"},{\"severity\":\"warning\",\"code\":"
         "\"unverified-anchor\",\"file\":\"www/index.html\",\"line\":4,\"column\":9,\"message\":"
-        "\"a href \\\"#h\\\": id \\\"h\\\" is not in the source; may be made by a script\",\"reference\":"
+        "\"a href \\\"#h\\\" points at no element with id \\\"h\\\" in the source; may be made by a script\","
+        "\"reference\":"
         "\"#h\",\"resolved\":\"www/index.html#h\"}],\"external\":[{\"file\":\"www/index.html\","
         "\"line\":9,\"column\":2,\"url\":\"https://e.org/\"}],\"not_seen\":[\"URLs built by scripts\","
         "\"ids made by scripts\",\"<base href>\"],\"summary\":\"folio check: 1 error, 1 warning, "
@@ -346,8 +348,8 @@ static void test_unverified_anchor(void **state)
     for (int strict = 0; strict <= 1; strict++) {
         struct check_report *r = run_with(NULL, strict);
         enum check_severity sev = strict ? CHECK_ERROR : CHECK_WARNING;
-        assert_true(has(r, sev, "www/index.html", 1, 10, "\"#made\": id \"made\" is not in the source; may be made by a script"));
-        assert_true(has(r, sev, "www/index.html", 2, 10, "id \"later\" is not in the source"));
+        assert_true(has(r, sev, "www/index.html", 1, 10, "\"#made\" points at no element with id \"made\" in the source; may be made by a script"));
+        assert_true(has(r, sev, "www/index.html", 2, 10, "with id \"later\" in the source"));
         assert_true(has(r, CHECK_ERROR, "www/index.html", 1, 31, "\"plain.html#gone\" points at no element"));
         assert_true(has(r, CHECK_ERROR, "www/index.html", 2, 41, "\"data.html#x\" points at no element"));
         size_t coded = 0;

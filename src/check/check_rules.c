@@ -110,8 +110,8 @@ static void check_anchor(struct check_run *r, const struct check_file *doc, cons
     }
     size_t before = r->npending;
     check_note(r, r->o->strict ? CHECK_ERROR : CHECK_WARNING, doc, ref->offset, ref->url, resolved,
-               "%s \"%s\": id \"%s\" is not in the source; may be made by a script", ref->what,
-               ref->url, id);
+               "%s \"%s\" points at no element with id \"%s\" in the source; may be made by a script",
+               ref->what, ref->url, id);
     if (r->npending > before) {
         r->pending[before].code = CHECK_CODE_UNVERIFIED_ANCHOR;
     }
