@@ -696,7 +696,16 @@
  * (handlers.check). An event lists, for each file whose errors changed, the whole new list (empty:
  * fixed). A fragment that fails to load (the article's `folio:fragment` event, state "error") is
  * listed the same way until it loads. The server's lists live in sessionStorage, so the panel
- * survives the reload that follows a page's save. Dismissed, it stays away until the next change. */
+ * survives the reload that follows a page's save. Dismissed, it stays away until the next change.
+ *
+ * The rendered page is checked here too, where only a browser can: once the page and its
+ * fragments have settled (no mutation for a moment after load), and again after each event,
+ * every same-page #anchor (and name= target) against the live DOM, and every element's src or
+ * href by what the browser loaded (Resource Timing's responseStatus, error events; a link a
+ * script made, by a HEAD request). An anchor the server could not verify (code
+ * "unverified-anchor": the page runs scripts) is listed only if the id is not in the live DOM.
+ * A finding is placed at file:line in the page's or its fragment's source where that source has
+ * it, else marked "made by a script". window.__folioReload.audits counts finished audits. */
 (function () {
   'use strict';
   if (!window.__folioReload || window.__folioCheck) return;
@@ -712,9 +721,44 @@
     server = kept.server || '';
   } catch (e) { files = {}; }
 
+  var me = document.currentScript;
+  var found = [];  /* the rendered page's own problems, from the last audit */
+
+  /* The id a same-page anchor href names, or null when @href goes elsewhere. */
+  function anchorOf(href) {
+    var u;
+    try { u = new URL(href, document.baseURI); } catch (e) { return null; }
+    if (u.origin + u.pathname + u.search !== location.origin + location.pathname + location.search) return null;
+    if (u.hash.length < 2) return null;
+    try { return decodeURIComponent(u.hash.slice(1)); } catch (e) { return u.hash.slice(1); }
+  }
+  /* True when the live DOM has what anchor @id scrolls to ("top" always works, HTML 7.4.6.4). */
+  function inDom(id) {
+    if (id.toLowerCase() === 'top' || document.getElementById(id)) return true;
+    return Array.prototype.some.call(document.getElementsByName(id), function (e) { return e.localName === 'a'; });
+  }
+  /* This page's file as `folio check` names it: the root route's folder, www/. */
+  function pageFile() {
+    var prefix = me ? new URL('..', me.src).pathname : '/';
+    var p = location.pathname.indexOf(prefix) === 0 ? location.pathname.slice(prefix.length) : location.pathname.slice(1);
+    try { p = decodeURIComponent(p); } catch (e) { /* as written */ }
+    return 'www/' + (p === '' || p.slice(-1) === '/' ? p + 'index.html' : p);
+  }
+  /* A server problem the live page settles: an unverified anchor into this page whose id is here. */
+  function settled(p) {
+    if (p.code !== 'unverified-anchor') return false;
+    var hash = (p.resolved || '').lastIndexOf('#');
+    if (hash < 0 || p.resolved.slice(0, hash) !== pageFile()) return true; /* another page: not ours to tell */
+    return inDom(p.resolved.slice(hash + 1));
+  }
+  function keyOf(p) { return p.file + ':' + (p.line || 0) + ' ' + (p.reference || ''); }
+
   function problems() {
-    var all = [];
-    Object.keys(files).sort().forEach(function (f) { all = all.concat(files[f]); });
+    var all = [], seen = {};
+    Object.keys(files).sort().forEach(function (f) {
+      files[f].forEach(function (p) { if (!settled(p)) { all.push(p); seen[keyOf(p)] = true; } });
+    });
+    found.forEach(function (p) { if (!seen[keyOf(p)]) { all.push(p); seen[keyOf(p)] = true; } });
     Object.keys(loads).sort().forEach(function (n) { all.push(loads[n]); });
     return all;
   }
@@ -756,7 +800,7 @@
     all.forEach(function (p) {
       var item = document.createElement('li');
       var where = document.createElement('code');
-      where.textContent = p.file + (p.line ? ':' + p.line : '');
+      where.textContent = p.file ? p.file + (p.line ? ':' + p.line : '') : 'made by a script';
       item.appendChild(where);
       item.appendChild(document.createTextNode(' ' + p.message));
       list.appendChild(item);
@@ -764,6 +808,134 @@
     panel.appendChild(head);
     panel.appendChild(list);
   }
+
+  /* ---- the audit of the rendered page ---- */
+
+  /* URLs the browser failed to load: HTTP errors by Resource Timing, network errors by the
+   * error events of elements that load something (captured: they do not bubble). */
+  var failedLoads = {};
+  document.addEventListener('error', function (e) {
+    var t = e.target;
+    if (t && t.nodeType === 1 && !ours(t) && /^(img|script|link|iframe|embed)$/.test(t.localName)) {
+      var u = t.currentSrc || t.src || t.href;
+      if (u) failedLoads[u] = true;
+    }
+  }, true);
+  function loadStatus() {
+    var status = {};
+    (performance.getEntriesByType ? performance.getEntriesByType('resource') : []).forEach(function (r) {
+      if (typeof r.responseStatus === 'number' && r.responseStatus > 0) status[r.name] = r.responseStatus;
+    });
+    return status;
+  }
+  function ours(n) {
+    return n === me || (n.closest && n.closest('#folio-check,[data-folio]') !== null);
+  }
+
+  /* The sources the live page came from, as a script fetches them: the page, and each fragment
+   * its elements name. name -> text; '' for the page. Revalidated, so mostly 304s. */
+  function sources() {
+    var want = [['', location.href]];
+    document.querySelectorAll('[id^="fragment-"]').forEach(function (el) {
+      var name = el.id.slice('fragment-'.length);
+      want.push([name, new URL('fragments/' + encodeURIComponent(name) + '.html', document.baseURI).href]);
+    });
+    return Promise.all(want.map(function (w) {
+      return fetch(w[1], { cache: 'no-cache' }).then(function (r) { return r.ok ? r.text() : ''; },
+        function () { return ''; }).then(function (text) { return [w[0], text]; });
+    })).then(function (list) {
+      var out = {};
+      list.forEach(function (x) { out[x[0]] = x[1]; });
+      return out;
+    });
+  }
+
+  /* Where attribute value @value of @el is written: {file, line} in its fragment's source or the
+   * page's, or null when no source has it (a script made it). */
+  function locate(el, name, value, src) {
+    var holder = el.closest('[id^="fragment-"]');
+    var key = holder ? holder.id.slice('fragment-'.length) : '';
+    var text = src[key] || '';
+    var forms = [value, value.replace(/&/g, '&amp;')];
+    for (var i = 0; i < forms.length; i++) {
+      var re = new RegExp('\\s' + name + '\\s*=\\s*["\']?' + forms[i].replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '(?=["\'\\s>])', 'i');
+      var m = re.exec(text);
+      if (m) {
+        return { file: key ? 'fragments/' + key + '.html' : pageFile(),
+                 line: text.slice(0, m.index + m[0].length).split('\n').length };
+      }
+    }
+    return null;
+  }
+
+  /* Every finding of the rendered page; resolves to the list. */
+  function audit(src) {
+    var out = [], heads = [], status = loadStatus();
+    function note(el, what, name, value, message) {
+      var at = locate(el, name, value, src);
+      out.push({ file: at ? at.file : '', line: at ? at.line : 0, reference: value,
+                 message: what + ' "' + value + '" ' + message });
+    }
+    document.querySelectorAll('a[href], area[href]').forEach(function (el) {
+      if (ours(el)) return;
+      var value = el.getAttribute('href'), id = anchorOf(value);
+      if (id !== null) {
+        if (!inDom(id)) note(el, el.localName + ' href', 'href', value, 'points at no element with id "' + id + '"');
+        return;
+      }
+      var u;
+      try { u = new URL(value, document.baseURI); } catch (e) { return; }
+      /* A link the source has is the server's to check; one a script made, only here. */
+      if (u.origin === location.origin && !/\/__folio\//.test(u.pathname) && !locate(el, 'href', value, src) &&
+          heads.length < 50) {
+        heads.push(fetch(u.href, { method: 'HEAD', cache: 'no-cache' }).then(function (r) {
+          if (r.status >= 400) note(el, el.localName + ' href', 'href', value, 'not found (HTTP ' + r.status + ')');
+        }, function () {}));
+      }
+    });
+    document.querySelectorAll('img[src], script[src], iframe[src], embed[src], source[src], track[src], ' +
+                              'audio[src], video[src], link[href]').forEach(function (el) {
+      if (ours(el)) return;
+      var name = el.localName === 'link' ? 'href' : 'src', value = el.getAttribute(name), u;
+      try { u = new URL(value, document.baseURI); } catch (e) { return; }
+      if (u.origin !== location.origin) return;
+      var code = status[u.href];
+      if (code >= 400) note(el, el.localName + ' ' + name, name, value, 'not found (HTTP ' + code + ')');
+      else if (code === undefined && failedLoads[u.href]) note(el, el.localName + ' ' + name, name, value, 'failed to load');
+    });
+    return Promise.all(heads).then(function () { return out; });
+  }
+
+  /* Audits once the page has settled: after load, when nothing but the panel changed the DOM
+   * for QUIET ms; each event or fragment load asks again. One audit at a time. */
+  var QUIET = 150, timer = 0, running = false, again = false, loaded = document.readyState === 'complete';
+  function schedule() {
+    if (!loaded) return;
+    clearTimeout(timer);
+    timer = setTimeout(run, QUIET);
+  }
+  function run() {
+    if (running) { again = true; return; }
+    running = true;
+    sources().then(audit).then(function (list) {
+      found = list;
+      running = false;
+      window.__folioReload.audits = (window.__folioReload.audits || 0) + 1;
+      render();
+      if (again) { again = false; schedule(); }
+    }, function () { running = false; });
+  }
+  /* A mutation of the page's own, not one of the panel coming or going. */
+  function theirs(r) {
+    if (ours(r.target)) return false;
+    var nodes = Array.prototype.slice.call(r.addedNodes || []).concat(Array.prototype.slice.call(r.removedNodes || []));
+    return r.type !== 'childList' || !nodes.length || !nodes.every(function (n) { return n.id === 'folio-check'; });
+  }
+  new MutationObserver(function (records) {
+    if (records.some(theirs)) schedule();
+  }).observe(document.documentElement, { subtree: true, childList: true, attributes: true,
+                                           attributeFilter: ['id', 'name', 'href', 'src'] });
+  window.addEventListener('load', function () { loaded = true; schedule(); });
 
   window.__folioCheck = function (data) {
     var event;
@@ -779,6 +951,7 @@
     } catch (e) { /* private mode: the panel just does not survive a reload */ }
     dismissed = false;
     render();
+    schedule();
   };
 
   document.addEventListener('folio:fragment', function (e) {
@@ -793,6 +966,7 @@
       delete loads[d.name];
     }
     if (had !== !!loads[d.name]) render();
+    schedule();
   });
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', render);
