@@ -84,7 +84,7 @@ static bool read_file(const char *path, char **text, char *err, size_t err_size)
 static void print_help(FILE *out)
 {
     fprintf(out, "usage: folio [options]\n"
-                 "       folio check [--format text|json] [--strict] [options]\n"
+                 "usage: folio check [--format text|json] [--strict] [options]\n"
                  "Serves an article (www/ at /, fragments/ at /fragments/, assets/ at /assets/)\n"
                  "and, in preview, reloads browsers when its files change. `folio check` finds\n"
                  "its broken references instead (see folio check --help).\n\n");

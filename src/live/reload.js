@@ -840,14 +840,22 @@
   }
 
   /* The sources the live page came from, as a script fetches them: the page, and each fragment
-   * its elements name. name -> text; '' for the page. Revalidated, so mostly 304s. */
+   * its elements name. name -> text; '' for the page. Fetched when an audit first needs them
+   * and kept until the page is patched or a fragment re-injected (fresh()), so an audit after,
+   * say, a stylesheet swap asks the server nothing. */
+  var kept = null, keptAt = -1;
+  function fresh() { kept = null; heads = {}; }
   function sources() {
+    var patched = window.__folioReload.patched;
+    if (kept && keptAt === patched) return kept;
+    keptAt = patched;
+    heads = {};
     var want = [['', location.href]];
     document.querySelectorAll('[id^="fragment-"]').forEach(function (el) {
       var name = el.id.slice('fragment-'.length);
       want.push([name, new URL('fragments/' + encodeURIComponent(name) + '.html', document.baseURI).href]);
     });
-    return Promise.all(want.map(function (w) {
+    kept = Promise.all(want.map(function (w) {
       return fetch(w[1], { cache: 'no-cache' }).then(function (r) { return r.ok ? r.text() : ''; },
         function () { return ''; }).then(function (text) { return [w[0], text]; });
     })).then(function (list) {
@@ -855,6 +863,7 @@
       list.forEach(function (x) { out[x[0]] = x[1]; });
       return out;
     });
+    return kept;
   }
 
   /* Where attribute value @value of @el is written: {file, line} in its fragment's source or the
@@ -875,29 +884,21 @@
     return null;
   }
 
-  /* Every finding of the rendered page; resolves to the list. */
-  function audit(src) {
-    var out = [], heads = [], status = loadStatus();
-    function note(el, what, name, value, message) {
-      var at = locate(el, name, value, src);
-      out.push({ file: at ? at.file : '', line: at ? at.line : 0, reference: value,
-                 message: what + ' "' + value + '" ' + message });
-    }
+  /* What may be wrong in the rendered page, from the DOM and the loads alone: {el, what, name,
+   * value, message}; message null for a same-origin link, which only its source can clear. */
+  function suspects() {
+    var out = [], status = loadStatus();
     document.querySelectorAll('a[href], area[href]').forEach(function (el) {
       if (ours(el)) return;
-      var value = el.getAttribute('href'), id = anchorOf(value);
+      var value = el.getAttribute('href'), id = anchorOf(value), u;
+      var what = el.localName + ' href';
       if (id !== null) {
-        if (!inDom(id)) note(el, el.localName + ' href', 'href', value, 'points at no element with id "' + id + '"');
+        if (!inDom(id)) out.push({ el: el, what: what, name: 'href', value: value, message: 'points at no element with id "' + id + '"' });
         return;
       }
-      var u;
       try { u = new URL(value, document.baseURI); } catch (e) { return; }
-      /* A link the source has is the server's to check; one a script made, only here. */
-      if (u.origin === location.origin && !/\/__folio\//.test(u.pathname) && !locate(el, 'href', value, src) &&
-          heads.length < 50) {
-        heads.push(fetch(u.href, { method: 'HEAD', cache: 'no-cache' }).then(function (r) {
-          if (r.status >= 400) note(el, el.localName + ' href', 'href', value, 'not found (HTTP ' + r.status + ')');
-        }, function () {}));
+      if (u.origin === location.origin && !/\/__folio\//.test(u.pathname)) {
+        out.push({ el: el, what: what, name: 'href', value: value, message: null, url: u.href });
       }
     });
     document.querySelectorAll('img[src], script[src], iframe[src], embed[src], source[src], track[src], ' +
@@ -906,11 +907,41 @@
       var name = el.localName === 'link' ? 'href' : 'src', value = el.getAttribute(name), u;
       try { u = new URL(value, document.baseURI); } catch (e) { return; }
       if (u.origin !== location.origin) return;
-      var code = status[u.href];
-      if (code >= 400) note(el, el.localName + ' ' + name, name, value, 'not found (HTTP ' + code + ')');
-      else if (code === undefined && failedLoads[u.href]) note(el, el.localName + ' ' + name, name, value, 'failed to load');
+      var code = status[u.href], message = null;
+      if (code >= 400) message = 'not found (HTTP ' + code + ')';
+      else if (code === undefined && failedLoads[u.href]) message = 'failed to load';
+      if (message) out.push({ el: el, what: el.localName + ' ' + name, name: name, value: value, message: message });
     });
-    return Promise.all(heads).then(function () { return out; });
+    return out;
+  }
+
+  /* Every finding of the rendered page, placed in its source; resolves to the list. A link
+   * its source has is the server's to check; one a script made is asked for with HEAD (50 at
+   * most, each URL once until the sources change). */
+  var heads = {};
+  function audit() {
+    var list = suspects();
+    if (!list.length) return Promise.resolve([]);
+    return sources().then(function (src) {
+      var out = [], asked = [];
+      function note(c, at, message) {
+        out.push({ file: at ? at.file : '', line: at ? at.line : 0, reference: c.value,
+                   message: c.what + ' "' + c.value + '" ' + message });
+      }
+      list.forEach(function (c) {
+        var at = locate(c.el, c.name, c.value, src);
+        if (c.message) { note(c, at, c.message); return; }
+        if (at) return;
+        if (!heads[c.url] && Object.keys(heads).length < 50) {
+          heads[c.url] = fetch(c.url, { method: 'HEAD', cache: 'no-cache' }).then(function (r) { return r.status; },
+            function () { return 0; });
+        }
+        if (heads[c.url]) {
+          asked.push(heads[c.url].then(function (code) { if (code >= 400) note(c, null, 'not found (HTTP ' + code + ')'); }));
+        }
+      });
+      return Promise.all(asked).then(function () { return out; });
+    });
   }
 
   /* Audits once the page has settled: after load, when nothing but the panel changed the DOM
@@ -924,7 +955,7 @@
   function run() {
     if (running) { again = true; return; }
     running = true;
-    sources().then(audit).then(function (list) {
+    audit().then(function (list) {
       found = list;
       running = false;
       window.__folioReload.audits = (window.__folioReload.audits || 0) + 1;
@@ -957,6 +988,7 @@
       sessionStorage.setItem(KEY, JSON.stringify({ server: server, files: files }));
     } catch (e) { /* private mode: the panel just does not survive a reload */ }
     dismissed = false;
+    fresh();
     render();
     schedule();
   };
@@ -973,6 +1005,7 @@
       delete loads[d.name];
     }
     if (had !== !!loads[d.name]) render();
+    if (d.state === 'loaded') fresh();
     schedule();
   });
 
