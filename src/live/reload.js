@@ -844,16 +844,19 @@
    * and kept until the page is patched or a fragment re-injected (fresh()), so an audit after,
    * say, a stylesheet swap asks the server nothing. */
   var kept = null, keptAt = -1;
+  var injected = {};  /* fragment name -> true once a folio:fragment event said it loaded */
   function fresh() { kept = null; heads = {}; }
   function sources() {
     var patched = window.__folioReload.patched;
     if (kept && keptAt === patched) return kept;
     keptAt = patched;
     heads = {};
-    var want = [['', location.href]];
+    var want = [['', location.href]], status = loadStatus();
     document.querySelectorAll('[id^="fragment-"]').forEach(function (el) {
       var name = el.id.slice('fragment-'.length);
-      want.push([name, new URL('fragments/' + encodeURIComponent(name) + '.html', document.baseURI).href]);
+      var url = new URL('fragments/' + encodeURIComponent(name) + '.html', document.baseURI).href;
+      /* Only a fragment the page did load: a missing one is not asked for again. */
+      if (injected[name] || status[url] < 400) want.push([name, url]);
     });
     kept = Promise.all(want.map(function (w) {
       return fetch(w[1], { cache: 'no-cache' }).then(function (r) { return r.ok ? r.text() : ''; },
@@ -1005,7 +1008,7 @@
       delete loads[d.name];
     }
     if (had !== !!loads[d.name]) render();
-    if (d.state === 'loaded') fresh();
+    if (d.state === 'loaded') { injected[d.name] = true; fresh(); }
     schedule();
   });
 
