@@ -74,6 +74,37 @@ static void test_attributes_are_rewritten(void **state)
     assert_string_equal(got, "img src=b.png@24|x-y srcset=c.png@42|x-y style url()=d.png@70");
 }
 
+/* Whether a document runs a script (its ids may then not all be in its source): a
+ * <script> of no type, a JavaScript type or a module does; a data block, a comment or
+ * markup inside script text does not. */
+static void test_scripts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *html;
+        bool scripts;
+    } table[] = {
+        {"<p id=a>no script</p>", false},
+        {"<script src=a.js></script>", true},
+        {"<SCRIPT>x()</SCRIPT>", true},
+        {"<script type=module>x()</script>", true},
+        {"<script type=\"Text/JavaScript\">x()</script>", true},
+        {"<script type=\"\">x()</script>", true},
+        {"<script type=application/ld+json>{}</script>", false},
+        {"<script type=text/template><p id=t></p></script>", false},
+        {"<!-- <script>x()</script> -->", false},
+        {"<noscript>a</noscript><p>scripted</p>", false},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        struct check_doc d = {0};
+        assert_true(check_refs_html(table[i].html, strlen(table[i].html), &d));
+        if (d.scripts != table[i].scripts) {
+            fail_msg("%s: scripts %d", table[i].html, d.scripts);
+        }
+        check_doc_free(&d);
+    }
+}
+
 static void test_ids(void **state)
 {
     (void)state;
@@ -373,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_extract),
         cmocka_unit_test(test_attributes_are_rewritten),
         cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_scripts),
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_run),
         cmocka_unit_test(test_print),
