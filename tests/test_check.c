@@ -74,6 +74,37 @@ static void test_attributes_are_rewritten(void **state)
     assert_string_equal(got, "img src=b.png@24|x-y srcset=c.png@42|x-y style url()=d.png@70");
 }
 
+/* Whether a document runs a script (its ids may then not all be in its source): a
+ * <script> of no type, a JavaScript type or a module does; a data block, a comment or
+ * markup inside script text does not. */
+static void test_scripts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *html;
+        bool scripts;
+    } table[] = {
+        {"<p id=a>no script</p>", false},
+        {"<script src=a.js></script>", true},
+        {"<SCRIPT>x()</SCRIPT>", true},
+        {"<script type=module>x()</script>", true},
+        {"<script type=\"Text/JavaScript\">x()</script>", true},
+        {"<script type=\"\">x()</script>", true},
+        {"<script type=application/ld+json>{}</script>", false},
+        {"<script type=text/template><p id=t></p></script>", false},
+        {"<!-- <script>x()</script> -->", false},
+        {"<noscript>a</noscript><p>scripted</p>", false},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        struct check_doc d = {0};
+        assert_true(check_refs_html(table[i].html, strlen(table[i].html), &d));
+        if (d.scripts != table[i].scripts) {
+            fail_msg("%s: scripts %d", table[i].html, d.scripts);
+        }
+        check_doc_free(&d);
+    }
+}
+
 static void test_ids(void **state)
 {
     (void)state;
@@ -150,8 +181,8 @@ static void put(const char *rel, const char *text)
     fclose(f);
 }
 
-/* The problems of a run over root as "file:line:col: message" lines. */
-static struct check_report *run(const char *base_path)
+/* A run over root, unverified anchors errors when @strict. */
+static struct check_report *run_with(const char *base_path, bool strict)
 {
     struct config c;
     config_init(&c);
@@ -161,12 +192,18 @@ static struct check_report *run(const char *base_path)
     char err[256];
     assert_true(routes_open(&routes, &c, err, sizeof err));
     resolve_init(routes.items[0].dir_fd);
-    struct check_options o = {.base_path = base_path, .unreferenced = true};
+    struct check_options o = {.base_path = base_path, .unreferenced = true, .strict = strict};
     struct check_report *r = check_run(&routes, &o, err, sizeof err);
     assert_non_null(r);
     routes_close(&routes);
     config_finish(&c);
     return r;
+}
+
+/* The problems of a run over root. */
+static struct check_report *run(const char *base_path)
+{
+    return run_with(base_path, false);
 }
 
 /* A live run that reports only @focus (and every page with @pages). */
@@ -278,31 +315,87 @@ static void test_print(void **state)
     (void)state;
     struct check_problem problems[] = {
         {CHECK_ERROR, "www/index.html", "/index.html", 3, 7, "img src \"a\tb.png\" not found", "a\tb.png",
-         "www/a\tb.png"},
+         "www/a\tb.png", CHECK_CODE_NONE},
         {CHECK_WARNING, "assets/x.txt", "/assets/x.txt", 1, 1, "nothing references this file", "",
-         "assets/x.txt"},
-        {CHECK_EXTERNAL, "www/index.html", "/index.html", 9, 2, "https://e.org/", "https://e.org/", ""},
+         "assets/x.txt", CHECK_CODE_NONE},
+        {CHECK_WARNING, "www/index.html", "/index.html", 4, 9,
+         "a href \"#h\" points at no element with id \"h\" in the source; may be made by a script", "#h",
+         "www/index.html#h",
+         CHECK_CODE_UNVERIFIED_ANCHOR},
+        {CHECK_EXTERNAL, "www/index.html", "/index.html", 9, 2, "https://e.org/", "https://e.org/", "",
+         CHECK_CODE_NONE},
     };
-    struct check_report r = {problems, 3, 1, 1, 1, 4, 12, "/srv/a\\b", ""};
+    struct check_report r = {.problems = problems, .count = 4, .errors = 1, .warnings = 1, .externals = 1,
+                             .unverified = 1, .files = 4, .references = 12, .root = "/srv/a\\b",
+                             .base_path = ""};
     char *buf = printed(check_print_text, &r);
     assert_string_equal(buf,
         "www/index.html:3:7: error: img src \"a\tb.png\" not found (www/a\tb.png)\n"
         "assets/x.txt:1:1: warning: nothing references this file (assets/x.txt)\n"
-        "folio check: 1 error, 1 warning in 4 files (12 references, 1 external, not fetched); "
-        "URLs built by scripts are not seen\n");
+        "www/index.html:4:9: warning: a href \"#h\" points at no element with id \"h\" in the source; may be "
+        "made by a script [unverified-anchor] (www/index.html#h)\n"
+        "folio check: 1 error, 1 warning, 1 unverified in 4 files (12 references, 1 external, not fetched); "
+        "URLs built by scripts are not seen; 1 anchor unverified: the id is in no source of a page that "
+        "runs scripts (--strict: errors)\n");
     free(buf);
     buf = printed(check_print_json, &r);
     assert_string_equal(buf,
         "{\"root\":\"/srv/a\\\\b\",\"base_path\":\"\",\"files\":4,\"references\":12,\"errors\":1,"
-        "\"warnings\":1,\"problems\":[{\"severity\":\"error\",\"file\":\"www/index.html\",\"line\":3,"
+        "\"warnings\":1,\"unverified\":1,\"problems\":[{\"severity\":\"error\",\"code\":\"\",\"file\":"
+        "\"www/index.html\",\"line\":3,"
         "\"column\":7,\"message\":\"img src \\\"a\\u0009b.png\\\" not found\",\"reference\":"
-        "\"a\\u0009b.png\",\"resolved\":\"www/a\\u0009b.png\"},{\"severity\":\"warning\",\"file\":"
-        "\"assets/x.txt\",\"line\":1,\"column\":1,\"message\":\"nothing references this file\","
-        "\"reference\":\"\",\"resolved\":\"assets/x.txt\"}],\"external\":[{\"file\":\"www/index.html\","
+        "\"a\\u0009b.png\",\"resolved\":\"www/a\\u0009b.png\"},{\"severity\":\"warning\",\"code\":\"\","
+        "\"file\":\"assets/x.txt\",\"line\":1,\"column\":1,\"message\":\"nothing references this file\","
+        "\"reference\":\"\",\"resolved\":\"assets/x.txt\"},{\"severity\":\"warning\",\"code\":"
+        "\"unverified-anchor\",\"file\":\"www/index.html\",\"line\":4,\"column\":9,\"message\":"
+        "\"a href \\\"#h\\\" points at no element with id \\\"h\\\" in the source; may be made by a script\","
+        "\"reference\":"
+        "\"#h\",\"resolved\":\"www/index.html#h\"}],\"external\":[{\"file\":\"www/index.html\","
         "\"line\":9,\"column\":2,\"url\":\"https://e.org/\"}],\"not_seen\":[\"URLs built by scripts\","
-        "\"<base href>\"],\"summary\":\"folio check: 1 error, 1 warning in 4 files (12 references, "
-        "1 external, not fetched); URLs built by scripts are not seen\"}\n");
+        "\"ids made by scripts\",\"<base href>\"],\"summary\":\"folio check: 1 error, 1 warning, "
+        "1 unverified in 4 files (12 references, 1 external, not fetched); URLs built by scripts are "
+        "not seen; 1 anchor unverified: the id is in no source of a page that runs scripts "
+        "(--strict: errors)\"}\n");
     free(buf);
+}
+
+/* An anchor no source names: an error in a page without scripts, unverified
+ * (a warning of its own code, counted apart) in one whose page or fragment
+ * runs a script, an error again under --strict. A data block does not run. */
+static void test_unverified_anchor(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/folio-check-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    put("www/index.html", "<a href=\"#made\">m</a><a href=\"plain.html#gone\">p</a>\n"
+                          "<a href=\"frag.html#later\">f</a><a href=\"data.html#x\">d</a>\n"
+                          "<script src=x.js></script>\n");
+    put("www/plain.html", "<p id=here><img src=assets/p.png>no script</p>\n");
+    put("assets/p.png", "png");
+    put("www/frag.html", "<div id=fragment-s></div>\n");
+    put("www/data.html", "<script type=application/ld+json>{}</script>\n");
+    put("fragments/s.html", "<script>document.body.id = 'later';</script>\n");
+    put("www/x.js", "");
+    for (int strict = 0; strict <= 1; strict++) {
+        struct check_report *r = run_with(NULL, strict);
+        enum check_severity sev = strict ? CHECK_ERROR : CHECK_WARNING;
+        assert_true(has(r, sev, "www/index.html", 1, 10, "\"#made\" points at no element with id \"made\" in the source; may be made by a script"));
+        assert_true(has(r, sev, "www/index.html", 2, 10, "with id \"later\" in the source"));
+        assert_true(has(r, CHECK_ERROR, "www/index.html", 1, 31, "\"plain.html#gone\" points at no element"));
+        assert_true(has(r, CHECK_ERROR, "www/index.html", 2, 41, "\"data.html#x\" points at no element"));
+        size_t coded = 0;
+        for (size_t i = 0; i < r->count; i++) {
+            coded += r->problems[i].code == CHECK_CODE_UNVERIFIED_ANCHOR;
+        }
+        assert_int_equal(coded, 2);
+        assert_int_equal(r->unverified, strict ? 0 : 2);
+        assert_int_equal(r->errors, strict ? 4 : 2);
+        assert_int_equal(r->warnings, 0);
+        check_report_free(r);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -311,9 +404,11 @@ int main(void)
         cmocka_unit_test(test_extract),
         cmocka_unit_test(test_attributes_are_rewritten),
         cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_scripts),
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_run),
         cmocka_unit_test(test_print),
+        cmocka_unit_test(test_unverified_anchor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,8 +85,10 @@ static bool read_file(const char *path, char **text, char *err, size_t err_size)
 static void print_help(FILE *out)
 {
     fprintf(out, "usage: folio [options]\n"
+                 "usage: folio check [--format text|json] [--strict] [options]\n"
                  "Serves an article (www/ at /, fragments/ at /fragments/, assets/ at /assets/)\n"
-                 "and, in preview, reloads browsers when its files change.\n\n");
+                 "and, in preview, reloads browsers when its files change. `folio check` finds\n"
+                 "its broken references instead (see folio check --help).\n\n");
     fprintf(out, "  %-24s  %s\n", "-c, --config FILE",
             "INI file with [server] and [routes] (ROOT/config/folio.conf if present)");
     for (size_t i = 0; i < config_setting_count; i++) {

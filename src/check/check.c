@@ -54,10 +54,12 @@ static bool check_finish(struct check_run *r, struct check_report *rep)
         html_cursor_seek(&c, p->file->text ? p->file->text : "", p->file->text ? p->offset : 0);
         struct check_problem *q = &rep->problems[rep->count++];
         *q = (struct check_problem){p->severity, strdup(p->file->name), strdup(p->file->url), c.line,
-                                    c.column, p->message, p->reference, p->resolved};
+                                    c.column, p->message, p->reference, p->resolved, p->code};
         p->message = p->reference = p->resolved = NULL;
+        bool unverified = p->code == CHECK_CODE_UNVERIFIED_ANCHOR;
+        rep->unverified += unverified && p->severity == CHECK_WARNING;
         rep->errors += p->severity == CHECK_ERROR;
-        rep->warnings += p->severity == CHECK_WARNING;
+        rep->warnings += p->severity == CHECK_WARNING && !unverified;
         rep->externals += p->severity == CHECK_EXTERNAL;
         if (q->file == NULL || q->url == NULL) {
             return false;

@@ -10,7 +10,8 @@
  * loads it) and then as folio does: the route, the dot-segment rule,
  * resolve_open (exists, readable, beneath the folder), a folder's
  * index.html. It also finds in-page anchors that name
- * no element, duplicate ids, references that work at "/" but leave the
+ * no element (unverified, not broken, when the page runs a script that may
+ * make the id), duplicate ids, references that work at "/" but leave the
  * prefix under --base-path once rewrite.c has done what it does, and files in
  * the other routes (assets/, fragments/) that nothing references. External
  * URLs are listed, never fetched.
@@ -32,6 +33,16 @@ enum check_severity {
     CHECK_EXTERNAL, /* not a problem: an external URL, listed in JSON */
 };
 
+/* What kind of finding a problem is, where one kind needs telling apart. */
+enum check_code {
+    CHECK_CODE_NONE,
+    /* An in-page anchor no source names, into a page that runs scripts: a
+     * script may make the id (distill's template ids its headings from
+     * their text), so without running it the check cannot know. A warning;
+     * an error under --strict. JSON "unverified-anchor". */
+    CHECK_CODE_UNVERIFIED_ANCHOR,
+};
+
 struct check_problem {
     enum check_severity severity;
     char *file;      /* relative to the root: "www/index.html" */
@@ -40,11 +51,13 @@ struct check_problem {
     char *message;   /* "img src \"a.png\" not found" */
     char *reference; /* as written (decoded), or "" */
     char *resolved;  /* the file or URL it comes to, or "" */
+    enum check_code code;
 };
 
 struct check_options {
     const char *base_path; /* "/article", or NULL/"" for none */
     bool unreferenced;     /* warn about files nothing references */
+    bool strict;           /* unverified anchors are errors (ids all written by hand) */
     /* Live checks: only the problems of these files (URL paths, "/style.css")
      * and, with focus_pages, of every page; only what they need is read.
      * None of either: the whole article. */
@@ -59,6 +72,8 @@ struct check_report {
     size_t files, references;
     char *root;
     char *base_path; /* "" for none */
+    size_t unverified; /* CHECK_CODE_UNVERIFIED_ANCHOR warnings, which warnings does not
+                          count (under --strict they are errors, and counted there) */
 };
 
 /* Checks the article behind @routes. NULL only when memory runs out or a

@@ -14,18 +14,23 @@
 
 /* What the command line asks of check itself; the rest is settings. */
 struct check_cli {
-    bool json; /* --format json; text otherwise */
+    bool json;   /* --format json; text otherwise */
+    bool strict; /* --strict: anchors no source names are errors even where scripts run */
 };
 
 /* `folio check --help`. */
 static void check_usage(FILE *out)
 {
-    fputs("usage: folio check [--root DIR] [--base-path /prefix] [--format text|json] [options]\n"
+    fputs("usage: folio check [--root DIR] [--base-path /prefix] [--format text|json] [--strict]\n"
+          "                   [server options: see folio --help]\n"
           "Finds every broken reference of the article: each src, href, srcset, poster, data,\n"
           "url() and @import of its HTML and CSS, each fragment element, each in-page anchor,\n"
           "resolved as a browser does and served as folio would serve it. External URLs are\n"
           "listed (--format json), never fetched. Reads the same config file and environment\n"
-          "as the server. Exit status: 0 clean, 1 errors, 2 could not run.\n",
+          "as the server.\n"
+          "An anchor whose id is in no source of a page that runs scripts is a warning\n"
+          "(unverified-anchor: a script may make the id); --strict makes it an error.\n"
+          "Exit status: 0 clean, 1 errors, 2 could not run.\n",
           out);
 }
 
@@ -50,6 +55,9 @@ static int check_args(int argc, char **argv, struct check_cli *cli, char **rest,
             format = argv[++i];
         } else if (strncmp(argv[i], "--format=", 9) == 0) {
             format = argv[i] + 9;
+        } else if (strcmp(argv[i], "--strict") == 0) {
+            cli->strict = true;
+            continue;
         } else {
             rest[(*nrest)++] = argv[i];
             continue;
@@ -69,7 +77,7 @@ static int check_article(const struct routes *routes, const struct config *confi
                          const struct check_cli *cli)
 {
     char err[512];
-    struct check_options o = {.base_path = config->base_path, .unreferenced = true};
+    struct check_options o = {.base_path = config->base_path, .unreferenced = true, .strict = cli->strict};
     struct check_report *rep = check_run(routes, &o, err, sizeof(err));
     if (rep == NULL) {
         fprintf(stderr, "folio check: %s\n", err);
@@ -94,7 +102,7 @@ int check_main(int argc, char **argv, char **envp)
     int nrest = 0;
     int status = check_args(argc, argv, &cli, rest, &nrest);
     if (status < 0) {
-        status = startup_config(&config, nrest, rest, envp);
+        status = startup_config_help(&config, nrest, rest, envp, "folio check --help");
     }
     free(rest); /* the settings keep copies; nothing looks at rest again */
     if (status >= 0) {

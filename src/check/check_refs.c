@@ -168,11 +168,34 @@ static const char *check_attr_role(const char *tag, const char *name)
     return strcmp(name, "data") == 0 && strcmp(tag, "object") == 0 ? "data" : NULL;
 }
 
+/* True when the <script> tag @t is run by a browser (HTML 4.12.1.1): no
+ * type, a JavaScript MIME type or "module"; a data block (JSON, a template)
+ * is not. The type is compared as written, the usual spellings being few. */
+static bool check_script_runs(const char *h, const struct html_token *t)
+{
+    static const char *const runs[] = {"", "module", "text/javascript", "application/javascript",
+                                       "application/ecmascript", "text/ecmascript"};
+    size_t pos = t->attrs;
+    struct html_attr a;
+    while (html_attr_next(h, t, &pos, &a)) {
+        if (html_name_is(h, a.name, a.name_len, "type") && a.has_value) {
+            for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+                if (html_name_is(h, a.value, a.value_len, runs[i])) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The references and ids in one start tag. */
 static bool check_tag(struct check_doc *d, const char *h, const struct html_token *t)
 {
     char tag[24], name[24];
     check_lower(h, t->name, t->name_len, tag, sizeof(tag));
+    d->scripts |= strcmp(tag, "script") == 0 && check_script_runs(h, t);
     size_t pos = t->attrs;
     struct html_attr a;
     while (html_attr_next(h, t, &pos, &a)) {

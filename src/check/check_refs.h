@@ -9,7 +9,8 @@
  * (id="fragment-<name>", which the article's loader fills from
  * fragments/<name>.html), and every id (and <a name>) for in-page anchors.
  * Nothing inside comments or script text counts; attribute values have their
- * character references decoded, as a browser does.
+ * character references decoded, as a browser does. Whether the document runs
+ * a script is noted too: its ids may then not all be in its source.
  *
  * No I/O, no globals; a check_doc owns everything in it.
  */
@@ -38,6 +39,7 @@ struct check_doc {
     size_t nrefs, refs_cap;
     struct check_id *ids;
     size_t nids, ids_cap;
+    bool scripts;      /* holds a <script> a browser runs (any JavaScript type) */
 };
 
 /* Adds the references and ids of an HTML document to @d. False when memory

@@ -3,13 +3,33 @@
 
 #include <stdbool.h>
 
+/* A code's name in the text and JSON output; "" for none. */
+static const char *check_code_name(enum check_code code)
+{
+    return code == CHECK_CODE_UNVERIFIED_ANCHOR ? "unverified-anchor" : "";
+}
+
 void check_summary(const struct check_report *r, char *out, size_t size)
 {
+    /* Under --strict the unverified anchors are counted among the errors. */
+    size_t strict = 0;
+    for (size_t i = 0; i < r->count; i++) {
+        strict += r->problems[i].code == CHECK_CODE_UNVERIFIED_ANCHOR && r->problems[i].severity == CHECK_ERROR;
+    }
+    size_t open = r->unverified;
+    char why[160] = "";
+    if (open > 0) {
+        snprintf(why, sizeof(why), "; %zu anchor%s unverified: the id is in no source of a page that runs "
+                 "scripts (--strict: errors)", open, open == 1 ? "" : "s");
+    } else if (strict > 0) {
+        snprintf(why, sizeof(why), "; %zu anchor%s in no source counted as errors (--strict)", strict,
+                 strict == 1 ? "" : "s");
+    }
     snprintf(out, size,
-             "folio check: %zu error%s, %zu warning%s in %zu files (%zu references, %zu external, "
-             "not fetched); URLs built by scripts are not seen",
-             r->errors, r->errors == 1 ? "" : "s", r->warnings, r->warnings == 1 ? "" : "s", r->files,
-             r->references, r->externals);
+             "folio check: %zu error%s, %zu warning%s, %zu unverified in %zu files (%zu references, "
+             "%zu external, not fetched); URLs built by scripts are not seen%s",
+             r->errors, r->errors == 1 ? "" : "s", r->warnings, r->warnings == 1 ? "" : "s", open, r->files,
+             r->references, r->externals, why);
 }
 
 void check_print_text(const struct check_report *r, FILE *out)
@@ -21,6 +41,9 @@ void check_print_text(const struct check_report *r, FILE *out)
             continue;
         }
         fprintf(out, "%s:%u:%u: %s: %s", p->file, p->line, p->column, label[p->severity], p->message);
+        if (p->code != CHECK_CODE_NONE) {
+            fprintf(out, " [%s]", check_code_name(p->code));
+        }
         fprintf(out, p->resolved[0] ? " (%s)\n" : "\n", p->resolved);
     }
     char summary[512];
@@ -46,7 +69,8 @@ void check_json_string(FILE *out, const char *s)
 void check_print_problem_json(const struct check_problem *p, FILE *out)
 {
     static const char *const label[] = {"error", "warning", "external"};
-    fprintf(out, "{\"severity\":\"%s\",\"file\":", label[p->severity]);
+    fprintf(out, "{\"severity\":\"%s\",\"code\":\"%s\",\"file\":", label[p->severity],
+            check_code_name(p->code));
     check_json_string(out, p->file);
     fprintf(out, ",\"line\":%u,\"column\":%u,\"message\":", p->line, p->column);
     check_json_string(out, p->message);
@@ -63,8 +87,8 @@ void check_print_json(const struct check_report *r, FILE *out)
     check_json_string(out, r->root);
     fputs(",\"base_path\":", out);
     check_json_string(out, r->base_path);
-    fprintf(out, ",\"files\":%zu,\"references\":%zu,\"errors\":%zu,\"warnings\":%zu,\"problems\":[",
-            r->files, r->references, r->errors, r->warnings);
+    fprintf(out, ",\"files\":%zu,\"references\":%zu,\"errors\":%zu,\"warnings\":%zu,\"unverified\":%zu,"
+            "\"problems\":[", r->files, r->references, r->errors, r->warnings, r->unverified);
     bool first = true;
     for (size_t i = 0; i < r->count; i++) {
         if (r->problems[i].severity != CHECK_EXTERNAL) {
@@ -88,7 +112,7 @@ void check_print_json(const struct check_report *r, FILE *out)
     }
     char summary[512];
     check_summary(r, summary, sizeof(summary));
-    fputs("],\"not_seen\":[\"URLs built by scripts\",\"<base href>\"],\"summary\":", out);
+    fputs("],\"not_seen\":[\"URLs built by scripts\",\"ids made by scripts\",\"<base href>\"],\"summary\":", out);
     check_json_string(out, summary);
     fputs("}\n", out);
 }

@@ -48,7 +48,7 @@ static void check_note(struct check_run *r, enum check_severity sev, const struc
     }
     va_list ap;
     va_start(ap, fmt);
-    struct check_pending p = {sev, file, offset, check_vformat(fmt, ap), strdup(ref ? ref : ""),
+    struct check_pending p = {sev, CHECK_CODE_NONE, file, offset, check_vformat(fmt, ap), strdup(ref ? ref : ""),
                               strdup(resolved ? resolved : "")};
     va_end(ap);
     if (!p.message || !p.reference || !p.resolved) {
@@ -78,7 +78,20 @@ static bool check_has_anchor(const struct check_file *f, const char *id)
 
 static void check_ensure_anchors(struct check_run *r, struct check_file *f);
 
-/* An in-page anchor: "#" and "#top" always scroll (HTML 7.4.6.4). */
+/* True when the HTML file @f runs a script: itself or a fragment it loads
+ * (a fragment's scripts run once injected). */
+static bool check_runs_scripts(const struct check_file *f)
+{
+    bool scripts = f->doc.scripts;
+    for (size_t i = 0; i < f->nfrags && !scripts; i++) {
+        scripts = f->frags[i]->doc.scripts;
+    }
+    return scripts;
+}
+
+/* An in-page anchor: "#" and "#top" always scroll (HTML 7.4.6.4). An id no
+ * source holds is an error in a page without scripts; in one that runs
+ * scripts it is unverified (check.h), an error only under --strict. */
 static void check_anchor(struct check_run *r, const struct check_file *doc, const struct check_ref *ref,
                          struct check_file *target, const char *id)
 {
@@ -90,8 +103,18 @@ static void check_anchor(struct check_run *r, const struct check_file *doc, cons
     }
     char resolved[PATH_MAX];
     snprintf(resolved, sizeof(resolved), "%s#%s", target->name, id);
-    check_note(r, CHECK_ERROR, doc, ref->offset, ref->url, resolved,
-                 "%s \"%s\" points at no element with id \"%s\"", ref->what, ref->url, id);
+    if (!check_runs_scripts(target)) {
+        check_note(r, CHECK_ERROR, doc, ref->offset, ref->url, resolved,
+                   "%s \"%s\" points at no element with id \"%s\"", ref->what, ref->url, id);
+        return;
+    }
+    size_t before = r->npending;
+    check_note(r, r->o->strict ? CHECK_ERROR : CHECK_WARNING, doc, ref->offset, ref->url, resolved,
+               "%s \"%s\" points at no element with id \"%s\" in the source; may be made by a script",
+               ref->what, ref->url, id);
+    if (r->npending > before) {
+        r->pending[before].code = CHECK_CODE_UNVERIFIED_ANCHOR;
+    }
 }
 
 /* Under --base-path: what the browser loads once rewrite.c has rewritten

@@ -50,6 +50,7 @@ struct check_file {
 /* A problem before it is sorted and given a line. */
 struct check_pending {
     enum check_severity severity;
+    enum check_code code;
     const struct check_file *file;
     size_t offset;
     char *message, *reference, *resolved;

@@ -249,7 +249,10 @@ char *check_live_event(const struct routes *r, const struct watch_batch *b, cons
     size_t nfocus = focus ? check_live_focus(r, b, focus, &pages) : 0;
     char *event = NULL;
     if (nfocus > 0 || pages) {
-        struct check_options o = {.focus = (const char *const *)focus, .nfocus = nfocus, .focus_pages = pages};
+        /* strict: an id no source holds is sent (code "unverified-anchor") even where the page
+         * runs scripts; the browser, in the rendered page, keeps it only if the id is not there. */
+        struct check_options o = {.focus = (const char *const *)focus, .nfocus = nfocus, .focus_pages = pages,
+                                  .strict = true};
         char err[256];
         struct check_report *rep = check_run(r, &o, err, sizeof(err));
         if (rep != NULL) {

@@ -696,7 +696,16 @@
  * (handlers.check). An event lists, for each file whose errors changed, the whole new list (empty:
  * fixed). A fragment that fails to load (the article's `folio:fragment` event, state "error") is
  * listed the same way until it loads. The server's lists live in sessionStorage, so the panel
- * survives the reload that follows a page's save. Dismissed, it stays away until the next change. */
+ * survives the reload that follows a page's save. Dismissed, it stays away until the next change.
+ *
+ * The rendered page is checked here too, where only a browser can: once the page and its
+ * fragments have settled (no mutation for a moment after load), and again after each event,
+ * every same-page #anchor (and name= target) against the live DOM, and every element's src or
+ * href by what the browser loaded (Resource Timing's responseStatus, error events; a link a
+ * script made, by a HEAD request). An anchor the server could not verify (code
+ * "unverified-anchor": the page runs scripts) is listed only if the id is not in the live DOM.
+ * A finding is placed at file:line in the page's or its fragment's source where that source has
+ * it, else marked "made by a script". window.__folioReload.audits counts finished audits. */
 (function () {
   'use strict';
   if (!window.__folioReload || window.__folioCheck) return;
@@ -712,9 +721,51 @@
     server = kept.server || '';
   } catch (e) { files = {}; }
 
+  var me = document.currentScript;
+  var found = [];  /* the rendered page's own problems, from the last audit */
+
+  /* The id a same-page anchor href names, or null when @href goes elsewhere. */
+  function anchorOf(href) {
+    var u;
+    try { u = new URL(href, document.baseURI); } catch (e) { return null; }
+    if (u.origin + u.pathname + u.search !== location.origin + location.pathname + location.search) return null;
+    if (u.hash.length < 2) return null;
+    try { return decodeURIComponent(u.hash.slice(1)); } catch (e) { return u.hash.slice(1); }
+  }
+  /* True when the live DOM has what anchor @id scrolls to ("top" always works, HTML 7.4.6.4). */
+  function inDom(id) {
+    if (id.toLowerCase() === 'top' || document.getElementById(id)) return true;
+    return Array.prototype.some.call(document.getElementsByName(id), function (e) { return e.localName === 'a'; });
+  }
+  /* This page's file as `folio check` names it: the root route's folder, www/. */
+  function pageFile() {
+    var prefix = me ? new URL('..', me.src).pathname : '/';
+    var p = location.pathname.indexOf(prefix) === 0 ? location.pathname.slice(prefix.length) : location.pathname.slice(1);
+    try { p = decodeURIComponent(p); } catch (e) { /* as written */ }
+    return 'www/' + (p === '' || p.slice(-1) === '/' ? p + 'index.html' : p);
+  }
+  /* A server problem the live page settles: an unverified anchor into this page whose id is here. */
+  function settled(p) {
+    if (p.code !== 'unverified-anchor') return false;
+    var hash = (p.resolved || '').lastIndexOf('#');
+    if (hash < 0 || p.resolved.slice(0, hash) !== pageFile()) return true; /* another page: not ours to tell */
+    return inDom(p.resolved.slice(hash + 1));
+  }
+  function keyOf(p) { return p.file + ':' + (p.line || 0) + ' ' + (p.reference || ''); }
+
   function problems() {
-    var all = [];
-    Object.keys(files).sort().forEach(function (f) { all = all.concat(files[f]); });
+    var all = [], seen = {};
+    Object.keys(files).sort().forEach(function (f) {
+      files[f].forEach(function (p) {
+        if (settled(p)) return;
+        if (p.code === 'unverified-anchor') { /* confirmed: the rendered page lacks it too */
+          p = Object.assign({}, p, { message: p.message.replace(/ in the source; may be made by a script$/, '') });
+        }
+        all.push(p);
+        seen[keyOf(p)] = true;
+      });
+    });
+    found.forEach(function (p) { if (!seen[keyOf(p)]) { all.push(p); seen[keyOf(p)] = true; } });
     Object.keys(loads).sort().forEach(function (n) { all.push(loads[n]); });
     return all;
   }
@@ -756,7 +807,7 @@
     all.forEach(function (p) {
       var item = document.createElement('li');
       var where = document.createElement('code');
-      where.textContent = p.file + (p.line ? ':' + p.line : '');
+      where.textContent = p.file ? p.file + (p.line ? ':' + p.line : '') : 'made by a script';
       item.appendChild(where);
       item.appendChild(document.createTextNode(' ' + p.message));
       list.appendChild(item);
@@ -764,6 +815,168 @@
     panel.appendChild(head);
     panel.appendChild(list);
   }
+
+  /* ---- the audit of the rendered page ---- */
+
+  /* URLs the browser failed to load: HTTP errors by Resource Timing, network errors by the
+   * error events of elements that load something (captured: they do not bubble). */
+  var failedLoads = {};
+  document.addEventListener('error', function (e) {
+    var t = e.target;
+    if (t && t.nodeType === 1 && !ours(t) && /^(img|script|link|iframe|embed)$/.test(t.localName)) {
+      var u = t.currentSrc || t.src || t.href;
+      if (u) failedLoads[u] = true;
+    }
+  }, true);
+  function loadStatus() {
+    var status = {};
+    (performance.getEntriesByType ? performance.getEntriesByType('resource') : []).forEach(function (r) {
+      if (typeof r.responseStatus === 'number' && r.responseStatus > 0) status[r.name] = r.responseStatus;
+    });
+    return status;
+  }
+  function ours(n) {
+    return n === me || (n.closest && n.closest('#folio-check,[data-folio]') !== null);
+  }
+
+  /* The sources the live page came from, as a script fetches them: the page, and each fragment
+   * its elements name. name -> text; '' for the page. Fetched when an audit first needs them
+   * and kept until the page is patched or a fragment re-injected (fresh()), so an audit after,
+   * say, a stylesheet swap asks the server nothing. */
+  var kept = null, keptAt = -1;
+  var injected = {};  /* fragment name -> true once a folio:fragment event said it loaded */
+  function fresh() { kept = null; heads = {}; }
+  function sources() {
+    var patched = window.__folioReload.patched;
+    if (kept && keptAt === patched) return kept;
+    keptAt = patched;
+    heads = {};
+    var want = [['', location.href]], status = loadStatus();
+    document.querySelectorAll('[id^="fragment-"]').forEach(function (el) {
+      var name = el.id.slice('fragment-'.length);
+      var url = new URL('fragments/' + encodeURIComponent(name) + '.html', document.baseURI).href;
+      /* Only a fragment the page did load: a missing one is not asked for again. */
+      if (injected[name] || status[url] < 400) want.push([name, url]);
+    });
+    kept = Promise.all(want.map(function (w) {
+      return fetch(w[1], { cache: 'no-cache' }).then(function (r) { return r.ok ? r.text() : ''; },
+        function () { return ''; }).then(function (text) { return [w[0], text]; });
+    })).then(function (list) {
+      var out = {};
+      list.forEach(function (x) { out[x[0]] = x[1]; });
+      return out;
+    });
+    return kept;
+  }
+
+  /* Where attribute value @value of @el is written: {file, line} in its fragment's source or the
+   * page's, or null when no source has it (a script made it). */
+  function locate(el, name, value, src) {
+    var holder = el.closest('[id^="fragment-"]');
+    var key = holder ? holder.id.slice('fragment-'.length) : '';
+    var text = src[key] || '';
+    var forms = [value, value.replace(/&/g, '&amp;')];
+    for (var i = 0; i < forms.length; i++) {
+      var re = new RegExp('\\s' + name + '\\s*=\\s*["\']?' + forms[i].replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '(?=["\'\\s>])', 'i');
+      var m = re.exec(text);
+      if (m) {
+        return { file: key ? 'fragments/' + key + '.html' : pageFile(),
+                 line: text.slice(0, m.index + m[0].length).split('\n').length };
+      }
+    }
+    return null;
+  }
+
+  /* What may be wrong in the rendered page, from the DOM and the loads alone: {el, what, name,
+   * value, message}; message null for a same-origin link, which only its source can clear. */
+  function suspects() {
+    var out = [], status = loadStatus();
+    document.querySelectorAll('a[href], area[href]').forEach(function (el) {
+      if (ours(el)) return;
+      var value = el.getAttribute('href'), id = anchorOf(value), u;
+      var what = el.localName + ' href';
+      if (id !== null) {
+        if (!inDom(id)) out.push({ el: el, what: what, name: 'href', value: value, message: 'points at no element with id "' + id + '"' });
+        return;
+      }
+      try { u = new URL(value, document.baseURI); } catch (e) { return; }
+      if (u.origin === location.origin && !/\/__folio\//.test(u.pathname)) {
+        out.push({ el: el, what: what, name: 'href', value: value, message: null, url: u.href });
+      }
+    });
+    document.querySelectorAll('img[src], script[src], iframe[src], embed[src], source[src], track[src], ' +
+                              'audio[src], video[src], link[href]').forEach(function (el) {
+      if (ours(el)) return;
+      var name = el.localName === 'link' ? 'href' : 'src', value = el.getAttribute(name), u;
+      try { u = new URL(value, document.baseURI); } catch (e) { return; }
+      if (u.origin !== location.origin) return;
+      var code = status[u.href], message = null;
+      if (code >= 400) message = 'not found (HTTP ' + code + ')';
+      else if (code === undefined && failedLoads[u.href]) message = 'failed to load';
+      if (message) out.push({ el: el, what: el.localName + ' ' + name, name: name, value: value, message: message });
+    });
+    return out;
+  }
+
+  /* Every finding of the rendered page, placed in its source; resolves to the list. A link
+   * its source has is the server's to check; one a script made is asked for with HEAD (50 at
+   * most, each URL once until the sources change). */
+  var heads = {};
+  function audit() {
+    var list = suspects();
+    if (!list.length) return Promise.resolve([]);
+    return sources().then(function (src) {
+      var out = [], asked = [];
+      function note(c, at, message) {
+        out.push({ file: at ? at.file : '', line: at ? at.line : 0, reference: c.value,
+                   message: c.what + ' "' + c.value + '" ' + message });
+      }
+      list.forEach(function (c) {
+        var at = locate(c.el, c.name, c.value, src);
+        if (c.message) { note(c, at, c.message); return; }
+        if (at) return;
+        if (!heads[c.url] && Object.keys(heads).length < 50) {
+          heads[c.url] = fetch(c.url, { method: 'HEAD', cache: 'no-cache' }).then(function (r) { return r.status; },
+            function () { return 0; });
+        }
+        if (heads[c.url]) {
+          asked.push(heads[c.url].then(function (code) { if (code >= 400) note(c, null, 'not found (HTTP ' + code + ')'); }));
+        }
+      });
+      return Promise.all(asked).then(function () { return out; });
+    });
+  }
+
+  /* Audits once the page has settled: after load, when nothing but the panel changed the DOM
+   * for QUIET ms; each event or fragment load asks again. One audit at a time. */
+  var QUIET = 150, timer = 0, running = false, again = false, loaded = document.readyState === 'complete';
+  function schedule() {
+    if (!loaded) return;
+    clearTimeout(timer);
+    timer = setTimeout(run, QUIET);
+  }
+  function run() {
+    if (running) { again = true; return; }
+    running = true;
+    audit().then(function (list) {
+      found = list;
+      running = false;
+      window.__folioReload.audits = (window.__folioReload.audits || 0) + 1;
+      render();
+      if (again) { again = false; schedule(); }
+    }, function () { running = false; });
+  }
+  /* A mutation of the page's own, not one of the panel coming or going. */
+  function theirs(r) {
+    if (ours(r.target)) return false;
+    var nodes = Array.prototype.slice.call(r.addedNodes || []).concat(Array.prototype.slice.call(r.removedNodes || []));
+    return r.type !== 'childList' || !nodes.length || !nodes.every(function (n) { return n.id === 'folio-check'; });
+  }
+  new MutationObserver(function (records) {
+    if (records.some(theirs)) schedule();
+  }).observe(document.documentElement, { subtree: true, childList: true, attributes: true,
+                                           attributeFilter: ['id', 'name', 'href', 'src'] });
+  window.addEventListener('load', function () { loaded = true; schedule(); });
 
   window.__folioCheck = function (data) {
     var event;
@@ -778,7 +991,9 @@
       sessionStorage.setItem(KEY, JSON.stringify({ server: server, files: files }));
     } catch (e) { /* private mode: the panel just does not survive a reload */ }
     dismissed = false;
+    fresh();
     render();
+    schedule();
   };
 
   document.addEventListener('folio:fragment', function (e) {
@@ -793,6 +1008,8 @@
       delete loads[d.name];
     }
     if (had !== !!loads[d.name]) render();
+    if (d.state === 'loaded') { injected[d.name] = true; fresh(); }
+    schedule();
   });
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', render);

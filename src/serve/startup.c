@@ -3,12 +3,18 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/config.h"
 #include "resolve.h"
 #include "routes.h"
 
 int startup_config(struct config *c, int argc, char **argv, char **envp)
+{
+    return startup_config_help(c, argc, argv, envp, NULL);
+}
+
+int startup_config_help(struct config *c, int argc, char **argv, char **envp, const char *help)
 {
     struct config_error err;
     switch (config_load(c, argc, argv, envp, &err)) {
@@ -22,6 +28,12 @@ int startup_config(struct config *c, int argc, char **argv, char **envp)
         return 0;
     case CONFIG_INVALID:
         break;
+    }
+    char *see = help ? strstr(err.message, "(see --help)") : NULL;
+    if (see != NULL) {
+        char tail[sizeof(err.message)];
+        snprintf(tail, sizeof(tail), "%s", see + strlen("(see --help)"));
+        snprintf(see, sizeof(err.message) - (size_t)(see - err.message), "(see %s)%s", help, tail);
     }
     config_error_print(&err, stderr);
     config_finish(c);

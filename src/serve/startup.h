@@ -20,6 +20,10 @@ struct routes;
  * after --help or --version, 2 for bad settings (the reason on stderr). */
 int startup_config(struct config *c, int argc, char **argv, char **envp);
 
+/* startup_config for a subcommand: a bad option's "(see --help)" names
+ * @help instead ("folio check --help"), which lists the subcommand's own. */
+int startup_config_help(struct config *c, int argc, char **argv, char **envp, const char *help);
+
 /* Checks the route folders of @c (a default one that is absent is not
  * mounted, one line on stderr saying so), opens them into @r and sets the resolver
  * up on them. False (one line on stderr, "@who: " before routes.c's

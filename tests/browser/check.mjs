@@ -2,8 +2,12 @@
 // through playwright-core). A small article is served in preview; the test saves a page with
 // a broken image and sees the panel appear in the patched page with the file:line, dismisses
 // it, breaks the stylesheet (the panel comes back, in place), fixes both (the panel goes), then
-// deletes a fragment (its failed load is listed) and restores it (the panel goes). Each wait
-// is bounded (STEP_MS). Ends with "N passed, M failed"; exits 1 on failure.
+// deletes a fragment (its failed load is listed) and restores it (the panel goes). Then the
+// distill-style fixture (tests/fixtures/check/distill: ids the page's script makes, a fragment
+// whose script adds links and images): once settled the panel lists exactly the real problems,
+// with file:line or "made by a script", and after a save the server's one more (an anchor into
+// another page), never a script-made id. Each wait is bounded (STEP_MS). Ends with
+// "N passed, M failed"; exits 1 on failure.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,7 +86,10 @@ const panelText = () => { const p = document.getElementById('folio-check'); retu
 const root = makeFixture();
 const file = (rel) => path.join(root, rel);
 const folio = await startFolio({ root });
-process.on('exit', () => { if (!folio.exited()) folio.proc.kill('SIGKILL'); });
+process.on('exit', () => {
+  if (!folio.exited()) folio.proc.kill('SIGKILL');
+  if (folio2 && !folio2.exited()) folio2.proc.kill('SIGKILL');
+});
 const browser = await launchBrowser();
 const pg = await (await browser.newContext()).newPage();
 const noise = [];
@@ -182,6 +189,68 @@ step('a fragment that fails to load after an edit is listed, and goes once it lo
   await waitFor(pg, () => !document.getElementById('folio-check'), null, 'the panel to go once it loads');
 });
 
+// ---- the distill-style article -------------------------------------------------------------
+const distillSrc = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'fixtures', 'check', 'distill');
+const distill = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-check-distill-'));
+fs.cpSync(distillSrc, distill, { recursive: true });
+const lineOf = (rel, needle) => fs.readFileSync(path.join(distill, rel), 'utf8').split('\n')
+  .findIndex((l) => l.includes(needle)) + 1;
+// What the rendered page really lacks, as the panel lists it: file:line, or "made by a script".
+const REAL = [
+  `www/index.html:${lineOf('www/index.html', '#no_such_section')} a href "#no_such_section" points at no element with id "no_such_section"`,
+  `www/index.html:${lineOf('www/index.html', 'missing.png')} img src "assets/missing.png" not found`,
+  'made by a script a href "#gone_by_script" points at no element with id "gone_by_script"',
+  'made by a script img src "assets/made-missing.svg" not found',
+];
+const CROSS = `www/index.html:${lineOf('www/index.html', 'notes.html#gone')} a href "notes.html#gone" points at no element with id "gone"`;
+let folio2 = null;
+const listed = () => pg.evaluate(() => Array.from(document.querySelectorAll('#folio-check li'), (li) => li.textContent));
+const audits = () => pg.evaluate(() => (window.__folioReload && window.__folioReload.audits) || 0);
+
+function sameList(got, want) {
+  const norm = (l) => l.map((x) => x.replace(/ \(HTTP \d+\)$/, '')).sort();
+  return JSON.stringify(norm(got)) === JSON.stringify(norm(want));
+}
+
+step('distill-style: once settled, the panel lists exactly the real problems', async () => {
+  folio2 = await startFolio({ root: distill });
+  await pg.goto(folio2.url, { waitUntil: 'load', timeout: STEP_MS * 2 });
+  await waitFor(pg, () => document.querySelector('[data-fragment-state=loaded]') !== null &&
+    document.getElementById('mixed_precision_training') !== null && (window.__folioReload.audits || 0) > 0,
+  null, 'the fragment, the template\'s ids and an audit');
+  const got = await listed();
+  assert(sameList(got, REAL), `panel: ${JSON.stringify(got)}`);
+  assert(!got.some((l) => /introduction|mixed_precision|a1/.test(l)), 'a script-made id listed');
+  const title = await pg.evaluate(() => document.querySelector('#folio-check strong').textContent);
+  assert(title === `folio check: ${REAL.length} broken references`, title);
+  if (process.env.FOLIO_ARTIFACTS) {
+    await pg.screenshot({ path: path.join(process.env.FOLIO_ARTIFACTS, 'check-panel-distill.png') });
+  }
+});
+
+step('distill-style: after a save, the server adds what only it knows, and no script-made id', async () => {
+  const edits = await patches(), done = await audits();
+  const page = fs.readFileSync(path.join(distill, 'www/index.html'), 'utf8');
+  fs.writeFileSync(path.join(distill, 'www/index.html'), page.replace('<title>A distill', '<title>The distill'));
+  await waitFor(pg, () => document.title.startsWith('The distill'), null, 'the edit in the page');
+  await waitFor(pg, (n) => (window.__folioReload.audits || 0) > n, done, 'an audit after the change');
+  const want = REAL.concat([CROSS]);
+  await waitFor(pg, (n) => document.querySelectorAll('#folio-check li').length === n, want.length, 'the server\'s list');
+  const got = await listed();
+  assert(sameList(got, want), `panel: ${JSON.stringify(got)}`);
+  assert(edits >= 0, 'no reload client');
+});
+
+step('distill-style: fixing the real anchor takes it off the panel', async () => {
+  const page = fs.readFileSync(path.join(distill, 'www/index.html'), 'utf8');
+  fs.writeFileSync(path.join(distill, 'www/index.html'), page.replace('href="#no_such_section"', 'href="#introduction"'));
+  const want = REAL.slice(1).concat([CROSS]);
+  await waitFor(pg, (n) => document.querySelectorAll('#folio-check li').length === n &&
+    !document.getElementById('folio-check').textContent.includes('no_such_section'), want.length, 'the fixed anchor to go');
+  const got = await listed();
+  assert(sameList(got, want), `panel: ${JSON.stringify(got)}`);
+});
+
 step('no page errors', async () => {
   assert(noise.length === 0, noise.join('\n'));
 });
@@ -190,6 +259,12 @@ await runSteps(steps, {
   folio,
   finish: async () => {
     await browser.close().catch(() => {});
-    try { await folio.stop(); } finally { fs.rmSync(root, { recursive: true, force: true }); }
+    try {
+      if (folio2) await folio2.stop();
+      await folio.stop();
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+      fs.rmSync(distill, { recursive: true, force: true });
+    }
   },
 });

@@ -16,8 +16,10 @@ from folio import FOLIO, SLOWDOWN, WRAPPER, EventStream, Server  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "check")
 LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning): (?P<what>.+)$")
-SUMMARY = re.compile(r"^folio check: (\d+) errors?, (\d+) warnings? in \d+ files \(\d+ references, "
-                     r"(\d+) external, not fetched\); URLs built by scripts are not seen$")
+SUMMARY = re.compile(r"^folio check: (\d+) errors?, (\d+) warnings?, (\d+) unverified in \d+ files "
+                     r"\(\d+ references, (\d+) external, not fetched\); URLs built by scripts are not seen"
+                     r"(?:; \d+ anchors? unverified: the id is in no source of a page that runs scripts "
+                     r"\(--strict: errors\)|; \d+ anchors? in no source counted as errors \(--strict\))?$")
 
 
 def check(root, *args, cwd=None):
@@ -82,7 +84,7 @@ class Fixtures(unittest.TestCase):
             self.assertEqual(code, 0, out + err)
             found, summary = problems(out)
             self.assertEqual(found, [], extra)
-            self.assertEqual(summary.groups(), ("0", "0", "3"))
+            self.assertEqual(summary.groups(), ("0", "0", "0", "3"))
             self.assertEqual(err, "")
 
     def test_every_breakage_is_reported_where_it_is(self):
@@ -146,10 +148,14 @@ class Edits(unittest.TestCase):
 
     def test_a_renamed_fragment_breaks_its_element_and_the_anchors_into_it(self):
         os.rename(self.p("fragments/notes.html"), self.p("fragments/notes-v2.html"))
-        errs = self.errors()
+        # The page runs scripts, so an id no source holds is only unverified; --strict is how an
+        # author whose ids are all written by hand asks for the error.
+        errs = self.errors("--strict")
         self.assertIn(("www/index.html", 30, 10), [e[:3] for e in errs])
         self.assertTrue(any('fragment "fragments/notes.html" not found' in e[4] for e in errs))
         self.assertTrue(any('"#from-fragment" points at no element' in e[4] for e in errs), errs)
+        found, _ = problems(check(self.root)[1])
+        self.assertIn("warning", [p[3] for p in found if '"#from-fragment"' in p[4]])
 
     def test_a_fragment_resolves_against_its_page(self):
         # fragments/notes.html says assets/img/in-fragment.png: right from the page at /,
@@ -203,7 +209,7 @@ class Report(unittest.TestCase):
         self.assertEqual(code, 1, err)
         doc = json.loads(out)
         self.assertEqual(set(doc), {"root", "base_path", "files", "references", "errors", "warnings",
-                                    "problems", "external", "not_seen", "summary"})
+                                    "unverified", "problems", "external", "not_seen", "summary"})
         self.assertEqual(doc["root"], os.path.realpath(os.path.join(FIXTURES, "broken")))
         self.assertEqual(doc["base_path"], "")
         for key in ("files", "references", "errors", "warnings"):
@@ -211,8 +217,9 @@ class Report(unittest.TestCase):
         self.assertEqual(doc["errors"], len(BROKEN))
         self.assertEqual(doc["warnings"], len(BROKEN_WARNINGS))
         for p in doc["problems"]:
-            self.assertEqual(set(p), {"severity", "file", "line", "column", "message", "reference",
-                                      "resolved"})
+            self.assertEqual(set(p), {"severity", "code", "file", "line", "column", "message",
+                                      "reference", "resolved"})
+            self.assertEqual(p["code"], "")
             self.assertIn(p["severity"], ("error", "warning"))
             self.assertTrue(p["line"] >= 1 and p["column"] >= 1)
             for key in ("file", "message", "reference", "resolved"):
@@ -220,6 +227,8 @@ class Report(unittest.TestCase):
         self.assertEqual([(p["file"], p["line"], p["column"]) for p in doc["problems"]],
                          [b[:3] for b in BROKEN + BROKEN_WARNINGS])
         self.assertIn("URLs built by scripts", doc["not_seen"])
+        self.assertIn("ids made by scripts", doc["not_seen"])
+        self.assertEqual(doc["unverified"], 0)
         self.assertTrue(SUMMARY.match(doc["summary"]))
 
     def test_external_urls_are_listed_never_fetched(self):
@@ -239,6 +248,8 @@ class Report(unittest.TestCase):
             self.assertEqual(code, 2, args)
             self.assertEqual(out, "", args)
             self.assertEqual(len(err.strip().split("\n")), 1, err)
+            if args == ["--bogus"]:
+                self.assertIn("(see folio check --help)", err)
         code, _, err = check("/nonexistent/article")
         self.assertEqual(code, 2)
         self.assertIn("/nonexistent/article", err)
@@ -249,6 +260,89 @@ class Report(unittest.TestCase):
                                text=True, timeout=60)
         self.assertEqual(p.returncode, 0)
         self.assertIn("usage: folio check", p.stdout)
+        self.assertIn("--strict", p.stdout)
+
+    def test_folio_help_lists_check(self):
+        with tempfile.TemporaryDirectory() as empty:
+            p = subprocess.run(WRAPPER + [FOLIO, "--help"], cwd=empty, capture_output=True, text=True,
+                               timeout=60)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("folio check", p.stdout)
+        self.assertIn("folio check --help", p.stdout)
+
+
+# The distill-style fixture: headings the page's script ids from their text, a fragment whose
+# script adds links and images once injected, and, among all that, only two real breakages a
+# reader of the source can see: an anchor into a page that runs no script, and a missing image.
+DISTILL_ERRORS = [
+    ("www/index.html", 16, 10, 'a href "notes.html#gone" points at no element with id "gone"'),
+    ("www/index.html", 21, 20, 'img src "assets/missing.png" not found'),
+]
+# Ids in no source of a page that runs scripts: the template makes four; one (#no_such_section)
+# nothing makes, which only the live panel, in the rendered page, can tell.
+DISTILL_UNVERIFIED = [
+    ("fragments/sweep.html", 1, 30, '"#introduction" points at no element with id "introduction" in the source'),
+    ("www/index.html", 12, 10, '"#introduction" points at no element with id "introduction" in the source'),
+    ("www/index.html", 13, 10, '"#mixed_precision_training" points at no element with id "mixed_precision_training" in the source'),
+    ("www/index.html", 14, 10, '"#a1%3A_distributed_training_profiling" points at no element with id "a1:_distributed_training_profiling" in the source'),
+    ("www/index.html", 15, 10, '"#no_such_section" points at no element with id "no_such_section" in the source'),
+    ("www/notes.html", 5, 57, '"index.html#introduction" points at no element with id "introduction" in the source'),
+]
+
+
+class ScriptMadeIds(unittest.TestCase):
+    ROOT = os.path.join(FIXTURES, "distill")
+
+    def test_only_the_real_errors_and_the_script_made_ids_as_unverified(self):
+        code, out, err = check(self.ROOT)
+        self.assertEqual(code, 1, out + err)
+        found, summary = problems(out)
+        errors = [p for p in found if p[3] == "error"]
+        self.assertEqual([p[:3] for p in errors], [e[:3] for e in DISTILL_ERRORS])
+        for got, want in zip(errors, DISTILL_ERRORS):
+            self.assertIn(want[3], got[4])
+        unverified = [p for p in found if p[3] == "warning"]
+        self.assertEqual([p[:3] for p in unverified], [u[:3] for u in DISTILL_UNVERIFIED])
+        for got, want in zip(unverified, DISTILL_UNVERIFIED):
+            self.assertIn(want[3], got[4])
+            self.assertIn(" in the source; may be made by a script [unverified-anchor]", got[4])
+        self.assertEqual(summary.groups(), ("2", "0", "6", "0"))
+        self.assertIn("; 6 anchors unverified: the id is in no source of a page that runs scripts",
+                      out)
+
+    def test_strict_makes_them_errors(self):
+        code, out, err = check(self.ROOT, "--strict")
+        self.assertEqual(code, 1, out + err)
+        found, summary = problems(out)
+        self.assertEqual({p[3] for p in found}, {"error"})
+        self.assertEqual(len(found), len(DISTILL_ERRORS) + len(DISTILL_UNVERIFIED))
+        self.assertEqual(summary.groups(), ("8", "0", "0", "0"))
+        self.assertIn("; 6 anchors in no source counted as errors (--strict)", out)
+
+    def test_json_gives_them_their_own_code_and_count(self):
+        code, out, _ = check(self.ROOT, "--format", "json")
+        self.assertEqual(code, 1)
+        doc = json.loads(out)
+        self.assertEqual((doc["errors"], doc["warnings"], doc["unverified"]), (2, 0, 6))
+        codes = [(p["severity"], p["code"]) for p in doc["problems"]]
+        self.assertEqual(codes, [("error", "")] * 2 + [("warning", "unverified-anchor")] * 6)
+
+    def test_a_page_without_scripts_keeps_the_error(self):
+        with tempfile.TemporaryDirectory() as root:
+            shutil.copytree(self.ROOT, root, dirs_exist_ok=True)
+            for name in ("template.js", "loader.js"):
+                os.remove(os.path.join(root, "www", name))
+            with open(os.path.join(root, "www", "index.html")) as f:
+                page = f.read()
+            page = re.sub(r"<script src=\w+\.js( defer)?></script>\n", "", page)
+            with open(os.path.join(root, "www", "index.html"), "w") as f:
+                f.write(page.replace('<div id="fragment-sweep"><p>Loading…</p></div>', "<p>no sweep</p>"))
+            code, out, _ = check(root)
+            found, summary = problems(out)
+            self.assertEqual(code, 1)
+            anchors = [p for p in found if "#no_such_section" in p[4]]
+            self.assertEqual([p[3] for p in anchors], ["error"])
+            self.assertEqual(summary.groups()[2], "0")
 
 
 class Live(unittest.TestCase):
