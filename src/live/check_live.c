@@ -62,8 +62,19 @@ static size_t check_live_focus(const struct routes *r, const struct watch_batch 
     return count;
 }
 
-/* The errors of the file at @url in @rep as a JSON array, malloc'd ("[]"
- * when none); *file gets its name when there are some. */
+/* A check event must never be what closes a stream (sse.h: a client whose
+ * queue passes SSE_CLIENT_MAX_QUEUE is dropped, and with it that save's
+ * reload): each file lists at most CHECK_LIVE_FILE_MAX problems and says how
+ * many more ("more"), and an event holds files up to CHECK_LIVE_EVENT_MAX
+ * bytes, then says how many it left out ("more_files"; they are sent with a
+ * later save). `folio check` lists every one. */
+#define CHECK_LIVE_FILE_MAX 40
+#define CHECK_LIVE_EVENT_MAX (SSE_CLIENT_MAX_QUEUE / 4)
+
+/* The errors of the file at @url in @rep as a JSON array, the first
+ * CHECK_LIVE_FILE_MAX of them, then `,"more":N` for the rest; malloc'd
+ * ("[]" when none); *file gets its name when there are some. The text is
+ * what follows "problems": in the event, and what is remembered as sent. */
 static char *check_live_errors(const struct check_report *rep, const char *url, const char **file)
 {
     char *buf = NULL;
@@ -73,15 +84,22 @@ static char *check_live_errors(const struct check_report *rep, const char *url, 
         return NULL;
     }
     fputc('[', out);
-    for (size_t i = 0, k = 0; i < rep->count; i++) {
+    size_t k = 0;
+    for (size_t i = 0; i < rep->count; i++) {
         const struct check_problem *p = &rep->problems[i];
         if (p->severity == CHECK_ERROR && strcmp(p->url, url) == 0) {
-            fputs(k++ ? "," : "", out);
-            check_print_problem_json(p, out);
+            if (k < CHECK_LIVE_FILE_MAX) {
+                fputs(k ? "," : "", out);
+                check_print_problem_json(p, out);
+            }
+            k++;
             *file = p->file;
         }
     }
     fputc(']', out);
+    if (k > CHECK_LIVE_FILE_MAX) {
+        fprintf(out, ",\"more\":%zu", k - CHECK_LIVE_FILE_MAX);
+    }
     return fclose(out) == 0 ? buf : (free(buf), NULL);
 }
 
@@ -165,11 +183,12 @@ static void check_live_candidate(const char **list, size_t *n, const char *url)
 }
 
 /* Writes the files whose errors differ from what was sent into @out as the
- * event's "files" list, and remembers them. Returns how many. Lock held. */
+ * event's "files" list, and remembers them; those past the event's budget
+ * are counted in *left_out, not remembered. Returns how many. Lock held. */
 static size_t check_live_diff(const struct routes *r, const struct check_report *rep,
-                              char **focus, size_t nfocus, bool pages, FILE *out)
+                              char **focus, size_t nfocus, bool pages, FILE *out, size_t *left_out)
 {
-    size_t cap = nfocus + rep->count + check_live_sent.n, n = 0, changed = 0;
+    size_t cap = nfocus + rep->count + check_live_sent.n, n = 0, changed = 0, used = 0;
     const char **urls = calloc(cap ? cap : 1, sizeof(*urls));
     if (urls == NULL) {
         return 0;
@@ -192,6 +211,12 @@ static size_t check_live_diff(const struct routes *r, const struct check_report 
         const char *file = e ? e->file : "";
         char *now = check_live_errors(rep, urls[i], &file);
         if (now == NULL || strcmp(now, e ? e->json : "[]") == 0) {
+            free(now);
+            continue;
+        }
+        used += strlen(now) + strlen(file) + strlen(urls[i]) + 40;
+        if (changed > 0 && used > CHECK_LIVE_EVENT_MAX) {
+            (*left_out)++;
             free(now);
             continue;
         }
@@ -232,8 +257,13 @@ static char *check_live_diff_event(const struct routes *r, const struct check_re
     fputs("{\"server\":", out); /* the hello's id: a client drops what another server said */
     check_json_string(out, sse_hub_instance(hub));
     fputs(",\"files\":[", out);
-    size_t changed = check_live_diff(r, rep, focus, nfocus, pages, out);
-    fputs("]}", out);
+    size_t left_out = 0;
+    size_t changed = check_live_diff(r, rep, focus, nfocus, pages, out, &left_out);
+    fputc(']', out);
+    if (left_out) {
+        fprintf(out, ",\"more_files\":%zu", left_out);
+    }
+    fputc('}', out);
     pthread_mutex_unlock(&check_live_sent.lock);
     if (fclose(out) != 0 || changed == 0) {
         free(buf);

@@ -723,6 +723,7 @@
 
   var me = document.currentScript;
   var found = [];  /* the rendered page's own problems, from the last audit */
+  var more = {}, moreFiles = 0; /* what the server counted past its lists (check_live.c) */
 
   /* The id a same-page anchor href names, or null when @href goes elsewhere. */
   function anchorOf(href) {
@@ -765,7 +766,9 @@
         seen[keyOf(p)] = true;
       });
     });
-    found.forEach(function (p) { if (!seen[keyOf(p)]) { all.push(p); seen[keyOf(p)] = true; } });
+    found.forEach(function (p) {
+      if (!seen[keyOf(p)]) { all.push(Object.assign({ audit: true }, p)); seen[keyOf(p)] = true; }
+    });
     Object.keys(loads).sort().forEach(function (n) { all.push(loads[n]); });
     return all;
   }
@@ -782,8 +785,16 @@
     (document.body || document.documentElement).appendChild(panel);
   }
 
+  /* Problems the server counted but did not list (a save that broke hundreds), less those
+   * the audit of the rendered page found itself (they may be among them): never counted twice. */
+  function unlisted(all) {
+    var counted = Object.keys(more).reduce(function (n, f) { return files[f] ? n + more[f] : n; }, 0);
+    var audited = all.filter(function (p) { return p.audit; }).length;
+    return Math.max(0, counted - audited);
+  }
+
   function render() {
-    var all = problems();
+    var all = problems(), extra = unlisted(all);
     if (!all.length || dismissed) {
       if (panel) { panel.remove(); panel = null; }
       return;
@@ -793,7 +804,8 @@
     var head = document.createElement('div');
     head.style.cssText = 'display:flex;gap:1em;justify-content:space-between;align-items:baseline';
     var title = document.createElement('strong');
-    title.textContent = 'folio check: ' + all.length + ' broken reference' + (all.length === 1 ? '' : 's');
+    var total = all.length + extra;
+    title.textContent = 'folio check: ' + total + ' broken reference' + (total === 1 ? '' : 's');
     var close = document.createElement('button');
     close.type = 'button';
     close.textContent = '\u00d7';
@@ -812,6 +824,12 @@
       item.appendChild(document.createTextNode(' ' + p.message));
       list.appendChild(item);
     });
+    if (extra || moreFiles) {
+      var rest = document.createElement('li');
+      rest.textContent = '\u2026 and ' + (extra ? extra + ' more' : '') + (extra && moreFiles ? ', ' : '') +
+        (moreFiles ? moreFiles + ' more file' + (moreFiles === 1 ? '' : 's') : '') + ': folio check lists every one';
+      list.appendChild(rest);
+    }
     panel.appendChild(head);
     panel.appendChild(list);
   }
@@ -986,7 +1004,9 @@
     (event.files || []).forEach(function (f) {
       if (f.problems && f.problems.length) files[f.file] = f.problems;
       else delete files[f.file];
+      if (f.more) more[f.file] = f.more; else delete more[f.file];
     });
+    moreFiles = event.more_files || 0; /* the server keeps an event small: the rest is counted */
     try {
       sessionStorage.setItem(KEY, JSON.stringify({ server: server, files: files }));
     } catch (e) { /* private mode: the panel just does not survive a reload */ }

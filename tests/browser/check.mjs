@@ -189,6 +189,18 @@ step('a fragment that fails to load after an edit is listed, and goes once it lo
   await waitFor(pg, () => !document.getElementById('folio-check'), null, 'the panel to go once it loads');
 });
 
+step('a save that breaks hundreds: the panel counts every one, the stream stays', async () => {
+  const many = PAGE.replace('</body>', Array.from({ length: 120 }, (_, i) =>
+    `<img src="assets/gone-${i}.svg" alt="">`).join('\n') + '\n</body>');
+  const edits = await patches();
+  fs.writeFileSync(file('www/index.html'), many);
+  await patched(edits);
+  await waitFor(pg, () => { const p = document.getElementById('folio-check');
+    return p && /folio check: 120 broken references/.test(p.textContent); }, null, 'all 120 counted');
+  fs.writeFileSync(file('www/index.html'), PAGE);
+  await waitFor(pg, () => !document.getElementById('folio-check'), null, 'the panel to go after the fix');
+});
+
 // ---- the distill-style article -------------------------------------------------------------
 const distillSrc = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'fixtures', 'check', 'distill');
 const distill = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-check-distill-'));

@@ -413,6 +413,20 @@ class Live(unittest.TestCase):
         self.edit("www/index.html", good)
         self.assertEqual([k for k, _ in self.events_until("page")], ["page"])
 
+    def test_a_save_that_breaks_hundreds_never_drops_the_stream(self):
+        """600 broken references would make a ~130 KB event, past the 64 KiB a stream may
+        queue (issue 19, 4): the event lists 40 and counts the rest, and the save's own
+        event still reaches the browser on the same stream."""
+        broken = "".join('<img src="assets/img/missing-%d.png" alt="">\n' % i for i in range(600))
+        self.edit("www/index.html", append=broken)
+        seen = self.events_until("page")
+        self.assertEqual([k for k, _ in seen], ["check", "page"])
+        self.assertLess(len(seen[0][1]), 64 * 1024 // 4)
+        (f,) = json.loads(seen[0][1])["files"]
+        self.assertEqual((len(f["problems"]), f["more"]), (40, 560))
+        self.edit("www/index.html", append="<p>and on</p>\n")  # the stream is still open
+        self.assertEqual(self.events_until("page")[-1][0], "page")
+
     def test_a_deleted_image_is_reported_on_the_page(self):
         os.unlink(os.path.join(self.root, "assets/img/tile.png"))
         seen = self.events_until("image")
