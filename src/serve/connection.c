@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -225,14 +226,37 @@ void connection_expect_headers(const struct connection_daemon *d, struct MHD_Con
     connection_set_deadline(conn, clock_now_ms() + (int64_t)d->header_timeout * 1000);
 }
 
+/* One request field for asks_close: MHD_NO (stop) at a Connection field
+ * that lists "close", setting *cls. */
+static enum MHD_Result find_close(void *cls, enum MHD_ValueKind kind, const char *name, size_t name_len,
+                                  const char *value, size_t value_len)
+{
+    bool *close = cls;
+    if (name_len == sizeof(MHD_HTTP_HEADER_CONNECTION) - 1 && strcasecmp(name, MHD_HTTP_HEADER_CONNECTION) == 0 &&
+        request_lists_token(value, "close")) {
+        *close = true;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+/* True when any Connection field of the request lists "close": libmicrohttpd
+ * 0.9.75's keepalive_possible reads every one (MHD_lookup_header_token_ci
+ * walks the whole list), not the first, and RFC 9110 5.3 makes repeated
+ * lines one comma-separated list. */
+static bool asks_close(struct MHD_Connection *conn)
+{
+    bool close = false;
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, find_close, &close);
+    return close;
+}
+
 /* See connection.h. */
 bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool last_on_connection,
                            const char *protocol, enum MHD_RequestTerminationCode why)
 {
     return why == MHD_REQUEST_TERMINATED_COMPLETED_OK && status && !last_on_connection &&
-           strcmp(protocol, MHD_HTTP_VERSION_1_1) == 0 &&
-           !request_lists_token(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONNECTION),
-                                "close");
+           strcmp(protocol, MHD_HTTP_VERSION_1_1) == 0 && !asks_close(conn);
 }
 
 /* Answers 400 on c's socket for a request line libmicrohttpd dropped, as

@@ -27,6 +27,26 @@ def responses(raw):
     return [int(code) for code in re.findall(rb"HTTP/1\.1 (\d{3}) ", raw)]
 
 
+def until_close(port, data, timeout=10):
+    """Sends data and returns every byte that came back until the server
+    closed; fails when it did not close within timeout (a hang, not a
+    measure: nothing should come near it)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        chunks = []
+        while True:
+            try:
+                b = s.recv(65536)
+            except ConnectionResetError:
+                break
+            except socket.timeout:
+                raise AssertionError("not closed; got %r" % b"".join(chunks)[:300])
+            if not b:
+                break
+            chunks.append(b)
+        return b"".join(chunks)
+
+
 def header(raw, name):
     head = raw.split(b"\r\n\r\n", 1)[0].decode("latin-1")
     for line in head.split("\r\n")[1:]:
@@ -111,7 +131,11 @@ class UnreadableRequestLines(ArticleTestCase):
                       b"GET /tiny.css HTTP/1.0\r\n\r\n",
                       b"GET /tiny.css HTTP/1.1\r\nHost: a b\r\n\r\n",                     # our 400
                       b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nContent-Length: 9999999\r\n\r\n",  # 413
-                      b"POST /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n"):                     # 405
+                      b"POST /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n",                      # 405
+                      # Every Connection line counts, as libmicrohttpd reads them (issue 19, 6).
+                      b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n",
+                      b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nConnection: te\r\nConnection: close\r\n\r\n",
+                      b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nConnection:\r\nConnection: close\r\n\r\n"):
             resp = self.server.raw(first + b"   \r\n", timeout=3)
             self.assertEqual(len(responses(resp)), 1, (first, resp[:300]))
 
@@ -209,6 +233,25 @@ class Fields(ArticleTestCase):
             self.assertNotIn(b" 404 ", resp, lengths)
         agreeing = request(headers=b"Host: t\r\nContent-Length: 5\r\nContent-Length: 5\r\n", body=b"hello")
         self.assertEqual(responses(self.server.raw(agreeing)), [200])
+
+    def test_a_length_libmicrohttpd_cannot_read_gets_one_400_and_a_close(self):
+        """libmicrohttpd 0.9.75 answers these itself and then sends its
+        header block a second time (issue 19, 7): folio answers once, as
+        nginx, and the connection is closed after it."""
+        smuggled = b"GET /missing HTTP/1.1\r\nHost: t\r\n\r\n"
+        for value in (b"-1", b"abc", b"3, 3", b"1" + b"0" * 23, b"5, 6", b"+5", b"0x10"):
+            before = len(self.server.log_lines)
+            resp = until_close(self.server.port, request(headers=b"Host: t\r\nContent-Length: " + value + b"\r\n")
+                               + smuggled)
+            self.assertEqual(responses(resp), [400], (value, resp[:400]))
+            self.assertEqual(resp.count(b"\r\n\r\n"), 1, (value, resp[:400]))
+            self.assertEqual(header(resp, "Connection"), "close")
+            body = resp.split(b"\r\n\r\n", 1)[1]
+            self.assertEqual(int(header(resp, "Content-Length")), len(body), value)
+            lines = self.server.wait_log(before + 1)[before:]
+            self.assertEqual(len(lines), 1, (value, lines))
+            self.assertIn('" 400 %d ' % len(body), lines[0], (value, lines))
+        self.assertTrue(self.server.alive())
 
     def test_a_body_on_get_is_read_and_the_response_sent(self):
         resp = self.server.raw(request(headers=b"Host: t\r\nContent-Length: 5\r\n", body=b"hello"))
