@@ -100,6 +100,36 @@ static void test_answer_and_close_on_a_socket(void **state)
     close(pair[0]);
 }
 
+/* A head is libmicrohttpd's from its line to our handler's first call; a
+ * record without libmicrohttpd's connection is never taken for the one an
+ * unreadable Content-Length is refused on. */
+static void test_heads_pending_and_answers(void **state)
+{
+    struct deadline_watch *w = deadline_watch_start(50);
+    struct connection *a = connection_open(w, -1, 0), *b = connection_open(w, -1, 0);
+    assert_non_null(a);
+    assert_non_null(b);
+    connection_request_started(a);
+    assert_true(a->head_pending);
+    assert_false(connection_refuse_unread_length()); /* no MHD connection to ask */
+    uint64_t bytes = 7;
+    assert_int_equal(connection_answered(a, &bytes), 0);
+    assert_int_equal(bytes, 0);
+    a->answered = 400;
+    a->answered_bytes = 161;
+    assert_int_equal(connection_answered(a, &bytes), 400);
+    assert_int_equal(bytes, 161);
+    connection_head_checked(a);
+    assert_false(a->head_pending);
+    connection_request_done(a, false); /* the next request starts afresh */
+    assert_int_equal(connection_answered(a, &bytes), 0);
+    assert_int_equal(connection_answered(NULL, &bytes), 0);
+    connection_head_checked(NULL);
+    connection_close(w, a); /* either order: the list stays whole */
+    connection_close(w, b);
+    deadline_watch_stop(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -107,6 +137,7 @@ int main(void)
         cmocka_unit_test(test_refusals_are_taken_once),
         cmocka_unit_test(test_waiting_follows_requests),
         cmocka_unit_test(test_answer_and_close_on_a_socket),
+        cmocka_unit_test(test_heads_pending_and_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,6 +35,9 @@ static _Thread_local struct {
     uint64_t noted;
 } refusals;
 
+/* The open connections of this thread, newest first. */
+static _Thread_local struct connection *open_here;
+
 /* Removes refusal i of this thread's list. */
 static unsigned refusal_remove(size_t i)
 {
@@ -98,8 +101,27 @@ struct connection *connection_open(struct deadline_watch *w, int fd, int64_t hea
         return NULL;
     }
     *c = (struct connection){.deadline = deadline_add(w, fd, header_deadline_ms), .fd = fd,
-                             .waiting_since_ms = clock_now_ms(), .refusals_at_wait = refusals.noted};
+                             .waiting_since_ms = clock_now_ms(), .refusals_at_wait = refusals.noted,
+                             .next = open_here};
+    if (open_here) {
+        open_here->prev = c;
+    }
+    open_here = c;
     return c;
+}
+
+/* Takes c off this thread's list of open connections. */
+static void unlist(struct connection *c)
+{
+    if (c->prev) {
+        c->prev->next = c->next;
+    } else if (open_here == c) {
+        open_here = c->next;
+    }
+    if (c->next) {
+        c->next->prev = c->prev;
+    }
+    c->prev = c->next = NULL;
 }
 
 /* See connection.h: none awaited while a request is on. */
@@ -108,7 +130,23 @@ void connection_request_started(struct connection *c)
     if (c) {
         c->waiting_since_ms = -1;
         c->used = true;
+        c->head_pending = true;
     }
+}
+
+/* See connection.h. */
+void connection_head_checked(struct connection *c)
+{
+    if (c) {
+        c->head_pending = false;
+    }
+}
+
+/* See connection.h. */
+unsigned connection_answered(const struct connection *c, uint64_t *bytes)
+{
+    *bytes = c ? c->answered_bytes : 0;
+    return c ? c->answered : 0;
 }
 
 /* See connection.h: the next line is awaited from now, if there is one. */
@@ -117,6 +155,9 @@ void connection_request_done(struct connection *c, bool kept_alive)
     if (c) {
         c->waiting_since_ms = kept_alive ? clock_now_ms() : -1;
         c->refusals_at_wait = refusals.noted;
+        c->head_pending = false;
+        c->answered = 0;
+        c->answered_bytes = 0;
     }
 }
 
@@ -176,6 +217,7 @@ void connection_close(struct deadline_watch *w, struct connection *c)
     }
     deadline_remove(w, c->deadline);
     shutdown(c->fd, SHUT_WR);
+    unlist(c);
     free(c);
 }
 
@@ -259,9 +301,10 @@ bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool la
            strcmp(protocol, MHD_HTTP_VERSION_1_1) == 0 && !asks_close(conn);
 }
 
-/* Answers 400 on c's socket for a request line libmicrohttpd dropped, as
- * respond_error would have; the body's length when it all went out, else 0. */
-static size_t answer_dropped_line(const struct connection *c)
+/* Answers 400 on c's socket for a request libmicrohttpd dropped or would
+ * answer wrongly, as respond_error would have; the body's length when it
+ * all went out, else 0. */
+static size_t answer_400(const struct connection *c)
 {
     char page[RESPONSE_PAGE_MAX], date[30], response[RESPONSE_PAGE_MAX + 512];
     size_t len = response_error_page(400, "", page, sizeof(page));
@@ -276,6 +319,23 @@ static size_t answer_dropped_line(const struct connection *c)
 }
 
 /* See connection.h. */
+bool connection_refuse_unread_length(void)
+{
+    for (struct connection *c = open_here; c; c = c->next) {
+        if (!c->head_pending || c->answered || !c->conn ||
+            !MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) ||
+            MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_HTTP_STATUS)) {
+            continue;
+        }
+        c->answered = 400;
+        c->answered_bytes = answer_400(c);
+        shutdown(c->fd, SHUT_WR); /* libmicrohttpd's send now fails (EPIPE) and it closes */
+        return true;
+    }
+    return false;
+}
+
+/* See connection.h. */
 void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -285,6 +345,9 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
         *socket_context = fd ? connection_open(d->deadlines, fd->connect_fd,
                                                clock_now_ms() + (int64_t)d->header_timeout * 1000)
                              : NULL;
+        if (*socket_context) {
+            ((struct connection *)*socket_context)->conn = conn;
+        }
         return;
     }
     struct connection *c = *socket_context;
@@ -293,7 +356,7 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
     unsigned status = dropped ? 0 : connection_take_line_refusal(c);
     bool unread = c && connection_dropped_line(c, clock_now_ms(), d->timeout,
                                                connection_peer_state(c->fd), dropped);
-    size_t answered = unread ? answer_dropped_line(c) : 0;
+    size_t answered = unread ? answer_400(c) : 0;
     if (answered) {
         status = 400;
     }
@@ -315,7 +378,12 @@ void connection_on_mhd_message(void *cls, const char *fmt, va_list ap)
 {
     /* MHD's refusals are worth an access-log line (see connection_note_refusal). */
     static const char refusal[] = "Error processing request (HTTP response code is %u";
-    if (strncmp(fmt, refusal, sizeof(refusal) - 1) == 0) {
+    /* parse_connection_headers' two, just before it queues its doubled answer. */
+    static const char malformed[] = "Failed to parse `Content-Length' header";
+    static const char too_large[] = "Too large value of 'Content-Length' header";
+    if (strncmp(fmt, malformed, sizeof(malformed) - 1) == 0 || strncmp(fmt, too_large, sizeof(too_large) - 1) == 0) {
+        connection_refuse_unread_length();
+    } else if (strncmp(fmt, refusal, sizeof(refusal) - 1) == 0) {
         va_list copy;
         va_copy(copy, ap);
         connection_note_refusal(va_arg(copy, unsigned));

@@ -38,6 +38,11 @@ struct connection {
     int64_t waiting_since_ms;        /* CLOCK_MONOTONIC ms since when a request line is awaited; -1: none is */
     uint64_t refusals_at_wait;       /* this thread's refusal count when the wait began */
     bool used;                       /* a request line was read on it */
+    bool head_pending;               /* a request line was read, our handler not yet called */
+    unsigned answered;               /* the status folio wrote on the socket itself; 0: none */
+    size_t answered_bytes;           /* that answer's body length */
+    struct MHD_Connection *conn;     /* libmicrohttpd's, once connection_on_notify has it */
+    struct connection *prev, *next;  /* this thread's open connections (connection_open) */
 };
 
 /* How the peer's side of a socket looks, without reading from it. */
@@ -47,7 +52,9 @@ enum connection_peer {
 };
 
 /* Starts the record of a connection on fd, waiting for its first request
- * line, watched by w until header_deadline_ms. NULL when out of memory. */
+ * line, watched by w until header_deadline_ms, and lists it among this
+ * thread's (every callback of a connection runs on the worker thread that
+ * accepted it). NULL when out of memory. */
 struct connection *connection_open(struct deadline_watch *w, int fd, int64_t header_deadline_ms);
 
 /* libmicrohttpd answered a request itself with status (414, 431, 505...) on
@@ -69,6 +76,26 @@ unsigned connection_take_line_refusal(const struct connection *c);
 
 /* A request line was read: none is awaited until the request is done. Accepts NULL. */
 void connection_request_started(struct connection *c);
+
+/* Our handler was called for the request: its head is libmicrohttpd's no
+ * longer (see connection_refuse_unread_length). Accepts NULL. */
+void connection_head_checked(struct connection *c);
+
+/* libmicrohttpd 0.9.75 is refusing, on this thread, a Content-Length it
+ * cannot read (not digits, a list, past 2^64): its parse_connection_headers
+ * queues a 400 (413 past 2^64) and then overwrites the state that queueing
+ * set, so its state machine builds the header block a second time and sends
+ * both before the body. folio answers one 400 on the socket itself and
+ * shuts its write side, so libmicrohttpd's own bytes go nowhere and it
+ * closes. The connection is the one of this thread whose head is complete
+ * (libmicrohttpd reports a header size), still unchecked by our handler and
+ * with no response queued: the head is parsed and the handler called in one
+ * pass, so there is only ever one. False when none is found. */
+bool connection_refuse_unread_length(void);
+
+/* The status folio answered c with itself (connection_refuse_unread_length),
+ * its body length in *bytes; 0 when it did not. Accepts NULL. */
+unsigned connection_answered(const struct connection *c, uint64_t *bytes);
 
 /* The request is done; kept_alive says whether libmicrohttpd reads another
  * one on this connection (false when it closes after the response). Accepts NULL. */

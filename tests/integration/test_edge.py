@@ -250,7 +250,7 @@ class Fields(ArticleTestCase):
             self.assertEqual(int(header(resp, "Content-Length")), len(body), value)
             lines = self.server.wait_log(before + 1)[before:]
             self.assertEqual(len(lines), 1, (value, lines))
-            self.assertIn('" 400 %d ' % len(body), lines[0], (value, lines))
+            self.assertRegex(lines[0], r'" 400 %d\b' % len(body), value)
         self.assertTrue(self.server.alive())
 
     def test_a_body_on_get_is_read_and_the_response_sent(self):
