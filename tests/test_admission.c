@@ -63,6 +63,11 @@ static void test_verdicts(void **state)
         {"GET", "/", 1, "HTTP/1.0", {{"Transfer-Encoding", "chunked"}}, 400},
         {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "gzip"}}, 501},
         {"GET", "/", 1, "HTTP/1.1", {{"host", "h"}, {"transfer-encoding", "CHUNKED"}}, 0},
+        /* issue 19, 12: chunked twice, and a bare CR in a value (nginx: 400 both) */
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "chunked"}, {"Transfer-Encoding", "chunked"}}, 400},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"X-A", "a\rb"}}, 400},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h\r"}}, 400},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"X-A", "a\tb"}}, 0}, /* HTAB is field content */
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         struct request_target t;

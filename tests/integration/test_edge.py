@@ -253,6 +253,14 @@ class Fields(ArticleTestCase):
             self.assertRegex(lines[0], r'" 400 %d\b' % len(body), value)
         self.assertTrue(self.server.alive())
 
+    def test_a_bare_cr_in_a_value_and_chunked_twice_are_400(self):
+        """RFC 9110 5.5 and RFC 9112 6.1, as nginx (issue 19, 12)."""
+        for lines in (b"X-A: a\rb\r\n", b"User-Agent: x\r\rGET /missing HTTP/1.1\r\n",
+                      b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"):
+            body = b"0\r\n\r\n" if b"chunked" in lines else b""
+            resp = until_close(self.server.port, request(headers=b"Host: t\r\n" + lines, body=body))
+            self.assertEqual(responses(resp), [400], (lines, resp[:300]))
+
     def test_a_body_on_get_is_read_and_the_response_sent(self):
         resp = self.server.raw(request(headers=b"Host: t\r\nContent-Length: 5\r\n", body=b"hello"))
         self.assertEqual(status_of(resp), 200, resp[:200])
@@ -290,6 +298,22 @@ class Fields(ArticleTestCase):
             self.assertIn(header(resp, "Content-Length"), (None, header(ok, "Content-Length")))
             self.assertNotEqual(header(ok, "Content-Length"), "0")
             self.assertTrue(resp.endswith(b"\r\n\r\n"), resp[-40:])
+
+
+class TrustedProxyLog(ArticleTestCase):
+    """--trust-proxy: the common log's first field is never empty (issue 19, 12)."""
+    server_args = ("--trust-proxy",)
+
+    def test_an_empty_forwarded_for_logs_the_peer(self):
+        for value in (b"", b" ", b"203.0.113.9, ", b"203.0.113.9,"):
+            before = len(self.server.log_lines)
+            resp = self.server.raw(request(headers=b"Host: t\r\nX-Forwarded-For: " + value + b"\r\n"))
+            self.assertEqual(status_of(resp), 200)
+            line = self.server.wait_log(before + 1)[before]
+            self.assertTrue(line.startswith("127.0.0.1 - - ["), (value, line))
+        before = len(self.server.log_lines)
+        self.server.raw(request(headers=b"Host: t\r\nX-Forwarded-For: 198.51.100.7, 203.0.113.9\r\n"))
+        self.assertTrue(self.server.wait_log(before + 1)[before].startswith("203.0.113.9 - - ["))
 
 
 class Redirects(ArticleTestCase):
