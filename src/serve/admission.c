@@ -133,3 +133,12 @@ unsigned admission_finish(const struct admission *a, const struct admission_head
     }
     return 0;
 }
+
+/* See admission.h: memmove, as t's path lies inside target. */
+void admission_origin_form(char *target, const struct request_target *t)
+{
+    size_t slash = t->path_len == 0 || t->path[0] != '/';
+    memmove(target + slash, t->path, t->path_len);
+    target[0] = slash ? '/' : target[0];
+    target[t->path_len + slash] = '\0';
+}

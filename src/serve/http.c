@@ -66,8 +66,7 @@ static unsigned check_request(struct MHD_Connection *conn, struct exchange *ex, 
     unsigned refused = admission_finish(&a, &head, &t);
     if (!refused && t.form == REQUEST_FORM_ABSOLUTE) {
         ex->sent_target = strdup(ex->target);
-        memmove(ex->target, t.path_len ? t.path : "/", t.path_len ? t.path_len : 1);
-        ex->target[t.path_len ? t.path_len : 1] = '\0';
+        admission_origin_form(ex->target, &t);
     }
     return refused;
 }

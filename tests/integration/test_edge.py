@@ -69,6 +69,12 @@ class RequestLine(ArticleTestCase):
         # The Host header of an absolute form is ignored (3.2.2), not checked.
         self.assertEqual(self.status(request(b"http://localhost:8000/tiny.css", headers=b"Host: x/y\r\n")), 200)
         self.assertEqual(self.status(request(b"HTTPS://[::1]:8443/")), 200)
+        # An empty path is "/" (RFC 9112 3.2.2, RFC 9110 4.2.3; issue 19).
+        home = self.server.raw(request(b"/?args")).split(b"\r\n\r\n", 1)[1]
+        for target in (b"http://localhost?args", b"http://localhost:%d?args" % self.server.port):
+            resp = self.server.raw(request(target))
+            self.assertEqual(status_of(resp), 200, (target, resp[:200]))
+            self.assertEqual(resp.split(b"\r\n\r\n", 1)[1], home, target)
         self.assertEqual(self.status(request(b"http://u:p@localhost/tiny.css")), 400)
         self.assertEqual(self.status(request(b"ftp://localhost/tiny.css")), 400)
         self.assertEqual(self.status(request(b"http://bad host/tiny.css")), 400)
