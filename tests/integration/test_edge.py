@@ -304,6 +304,10 @@ class Fields(ArticleTestCase):
             self.assertIn(header(resp, "Content-Length"), (None, header(ok, "Content-Length")))
             self.assertNotEqual(header(ok, "Content-Length"), "0")
             self.assertTrue(resp.endswith(b"\r\n\r\n"), resp[-40:])
+            # RFC 9110 15.4.5: with an ETag, no other metadata (issue 19; nginx, lighttpd).
+            self.assertEqual(header(resp, "ETag"), etag.decode())
+            self.assertIsNone(header(resp, "Last-Modified"))
+            self.assertIsNotNone(header(ok, "Last-Modified"))
 
 
 class TrustedProxyLog(ArticleTestCase):
