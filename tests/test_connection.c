@@ -130,6 +130,33 @@ static void test_heads_pending_and_answers(void **state)
     deadline_watch_stop(w);
 }
 
+/* At its share a thread closes the head that has waited longest, never
+ * the newcomer nor one being answered. */
+static void test_room_goes_to_the_oldest_head(void **state)
+{
+    struct deadline_watch *w = deadline_watch_start(50);
+    struct connection *busy = connection_open(w, -1, 0), *old = connection_open(w, -1, 0),
+                      *young = connection_open(w, -1, 0), *c = connection_open(w, -1, 0);
+    busy->head_since_ms = -1; /* its handler runs: being answered */
+    old->head_since_ms = 100;
+    young->head_since_ms = 200;
+    assert_false(connection_make_room(c, 5)); /* under the share */
+    assert_false(connection_make_room(c, 0));
+    assert_true(connection_make_room(c, 4));
+    assert_true(old->evicted);
+    assert_false(young->evicted || busy->evicted || c->evicted);
+    assert_true(connection_make_room(c, 4)); /* the next oldest */
+    assert_true(young->evicted);
+    assert_false(connection_make_room(c, 4)); /* nothing left to close */
+    connection_request_done(young, true); /* a new wait: no longer the evicted one */
+    assert_false(young->evicted);
+    connection_close(w, busy);
+    connection_close(w, old);
+    connection_close(w, young);
+    connection_close(w, c);
+    deadline_watch_stop(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_waiting_follows_requests),
         cmocka_unit_test(test_answer_and_close_on_a_socket),
         cmocka_unit_test(test_heads_pending_and_answers),
+        cmocka_unit_test(test_room_goes_to_the_oldest_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,8 +35,9 @@ static _Thread_local struct {
     uint64_t noted;
 } refusals;
 
-/* The open connections of this thread, newest first. */
+/* The open connections of this thread, newest first, and how many. */
 static _Thread_local struct connection *open_here;
+static _Thread_local unsigned open_count;
 
 /* Removes refusal i of this thread's list. */
 static unsigned refusal_remove(size_t i)
@@ -103,10 +104,12 @@ struct connection *connection_open(struct deadline_watch *w, int fd, int64_t hea
     *c = (struct connection){.deadline = deadline_add(w, fd, header_deadline_ms), .fd = fd,
                              .waiting_since_ms = clock_now_ms(), .refusals_at_wait = refusals.noted,
                              .next = open_here};
+    c->head_since_ms = c->waiting_since_ms;
     if (open_here) {
         open_here->prev = c;
     }
     open_here = c;
+    open_count++;
     return c;
 }
 
@@ -122,6 +125,28 @@ static void unlist(struct connection *c)
         c->next->prev = c->prev;
     }
     c->prev = c->next = NULL;
+    open_count--;
+}
+
+/* See connection.h: the oldest head wins, on this thread's list only. */
+bool connection_make_room(const struct connection *c, unsigned share)
+{
+    if (open_count < share || share == 0) {
+        return false;
+    }
+    struct connection *oldest = NULL;
+    for (struct connection *o = open_here; o; o = o->next) {
+        if (o != c && !o->evicted && o->head_since_ms >= 0 &&
+            (!oldest || o->head_since_ms <= oldest->head_since_ms)) {
+            oldest = o;
+        }
+    }
+    if (!oldest) {
+        return false; /* every other one is being answered: the limit holds */
+    }
+    oldest->evicted = true;
+    shutdown(oldest->fd, SHUT_RDWR);
+    return true;
 }
 
 /* See connection.h: none awaited while a request is on. */
@@ -139,6 +164,7 @@ void connection_head_checked(struct connection *c)
 {
     if (c) {
         c->head_pending = false;
+        c->head_since_ms = -1;
     }
 }
 
@@ -154,8 +180,10 @@ void connection_request_done(struct connection *c, bool kept_alive)
 {
     if (c) {
         c->waiting_since_ms = kept_alive ? clock_now_ms() : -1;
+        c->head_since_ms = c->waiting_since_ms;
         c->refusals_at_wait = refusals.noted;
         c->head_pending = false;
+        c->evicted = false;
         c->answered = 0;
         c->answered_bytes = 0;
     }
@@ -229,6 +257,9 @@ void connection_daemon_init(struct connection_daemon *d, struct deadline_watch *
     d->settings = settings;
     d->header_timeout = boot->header_timeout;
     d->timeout = boot->timeout;
+    /* libmicrohttpd 0.9.75's split (daemon.c): limit / threads each, the
+     * first few one more; room is made at the smaller share. */
+    d->share = boot->connection_limit / (boot->threads > 1 ? boot->threads : 1);
     d->start_error[0] = '\0';
     pthread_mutex_init(&d->start_lock, NULL);
     d->starting = true;
@@ -347,12 +378,13 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
                              : NULL;
         if (*socket_context) {
             ((struct connection *)*socket_context)->conn = conn;
+            connection_make_room(*socket_context, d->share);
         }
         return;
     }
     struct connection *c = *socket_context;
     *socket_context = NULL;
-    bool dropped = c && deadline_was_expired(c->deadline);
+    bool dropped = c && (c->evicted || deadline_was_expired(c->deadline));
     unsigned status = dropped ? 0 : connection_take_line_refusal(c);
     bool unread = c && connection_dropped_line(c, clock_now_ms(), d->timeout,
                                                connection_peer_state(c->fd), dropped);

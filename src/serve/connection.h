@@ -39,6 +39,8 @@ struct connection {
     uint64_t refusals_at_wait;       /* this thread's refusal count when the wait began */
     bool used;                       /* a request line was read on it */
     bool head_pending;               /* a request line was read, our handler not yet called */
+    int64_t head_since_ms;           /* CLOCK_MONOTONIC ms since when a request head is arriving; -1: none is */
+    bool evicted;                    /* connection_make_room closed it, for a newer one */
     unsigned answered;               /* the status folio wrote on the socket itself; 0: none */
     size_t answered_bytes;           /* that answer's body length */
     struct MHD_Connection *conn;     /* libmicrohttpd's, once connection_on_notify has it */
@@ -93,6 +95,18 @@ void connection_head_checked(struct connection *c);
  * pass, so there is only ever one. False when none is found. */
 bool connection_refuse_unread_length(void);
 
+/* This thread holds share connections or more, c the newest: when one of
+ * the others is still waiting for its request head (a line, or the rest of
+ * the fields; a kept-alive connection waits too), shuts down the one that
+ * has waited longest, so a client that sends its request at once always
+ * finds a slot however many slow ones hold the rest (a slowloris). Its
+ * socket is shut as the deadline watcher's are: libmicrohttpd sees the end
+ * on its next read and closes it. libmicrohttpd 0.9.75 splits its
+ * connection limit evenly among its worker threads and each stops
+ * accepting at its share, so a thread that makes room at its share never
+ * locks a client out. False when nothing was closed. */
+bool connection_make_room(const struct connection *c, unsigned share);
+
 /* The status folio answered c with itself (connection_refuse_unread_length),
  * its body length in *bytes; 0 when it did not. Accepts NULL. */
 unsigned connection_answered(const struct connection *c, uint64_t *bytes);
@@ -130,6 +144,7 @@ struct connection_daemon {
     struct deadline_watch *deadlines; /* slow clients: see deadline.h */
     struct settings *settings;        /* quiet and the log's: the snapshot current when a line is written */
     unsigned header_timeout, timeout; /* s: start-up settings, fixed for the daemon's life */
+    unsigned share;                   /* connections a worker thread holds at most (connection_make_room) */
     pthread_mutex_t start_lock;       /* guards the two below */
     bool starting;                    /* MHD's messages are kept only while it starts */
     char start_error[256];
@@ -167,7 +182,8 @@ bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool la
                            const char *protocol, enum MHD_RequestTerminationCode why);
 
 /* MHD_OPTION_NOTIFY_CONNECTION (cls: a connection_daemon). A connection
- * opens: it gets its record and header deadline. It closes: a request line
+ * opens: it gets its record and header deadline, and room is made for it
+ * at the thread's share (connection_make_room). It closes: a request line
  * libmicrohttpd dropped is answered here; that, a refusal of a line it
  * could not read (414, a bad version), or a deadline that ended it before
  * its request line was whole had no request of ours, so each is logged. */

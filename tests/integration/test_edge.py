@@ -594,6 +594,43 @@ class Slowloris(ArticleTestCase):
         self.assertLess(time.time() - start, 2 + 2.5 * SLOWDOWN)
 
 
+class SlowlorisAtTheCap(ArticleTestCase):
+    """More slow heads than the connection cap, each within the per-address
+    limit and far from the header deadline: a client that sends its request
+    at once is still served, for the oldest waiting head is closed to make
+    room for it (issue 19)."""
+    server_args = ("--header-timeout", "60", "--timeout", "60", "--connection-limit", "20",
+                   "--per-ip-limit", "8", "--threads", "2", "--log-format", "json")
+
+    def test_a_normal_client_is_served_at_once(self):
+        hogs = []
+        try:
+            for i in range(25):
+                s = socket.socket()
+                s.bind(("127.0.0.%d" % (2 + i % 4), 0))
+                s.settimeout(5)
+                s.connect(("127.0.0.1", self.server.port))
+                s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n")  # and never the rest
+                hogs.append(s)
+            for _ in range(3):
+                resp = until_close(self.server.port, request(), timeout=10)
+                self.assertEqual(status_of(resp), 200, resp[:200])
+            # The per-address limit still holds.
+            over = [socket.create_connection(("127.0.0.1", self.server.port), timeout=10,
+                                             source_address=("127.0.0.6", 0)) for _ in range(9)]
+            try:
+                self.assertEqual(over[-1].recv(1024), b"")  # the ninth is closed unanswered
+            except ConnectionResetError:
+                pass
+            finally:
+                for s in over:
+                    s.close()
+        finally:
+            for s in hogs:
+                s.close()
+        self.assertTrue(self.server.alive(patience=2))
+
+
 class SlowResponse(ArticleTestCase):
     """A response read a few bytes at a time: ended once it falls below
     --send-rate, though every read keeps the idle timeout away."""
