@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/settings.h"
+#include "library.h"
 #include "log.h"
 #include "precondition.h"
 #include "request.h"
@@ -409,13 +410,10 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
 void connection_on_mhd_message(void *cls, const char *fmt, va_list ap)
 {
     /* MHD's refusals are worth an access-log line (see connection_note_refusal). */
-    static const char refusal[] = "Error processing request (HTTP response code is %u";
-    /* parse_connection_headers' two, just before it queues its doubled answer. */
-    static const char malformed[] = "Failed to parse `Content-Length' header";
-    static const char too_large[] = "Too large value of 'Content-Length' header";
-    if (strncmp(fmt, malformed, sizeof(malformed) - 1) == 0 || strncmp(fmt, too_large, sizeof(too_large) - 1) == 0) {
+    /* parse_connection_headers' two come just before it queues its doubled answer. */
+    if (library_message_is(fmt, LIBRARY_MSG_LENGTH_MALFORMED) || library_message_is(fmt, LIBRARY_MSG_LENGTH_TOO_LARGE)) {
         connection_refuse_unread_length();
-    } else if (strncmp(fmt, refusal, sizeof(refusal) - 1) == 0) {
+    } else if (library_message_is(fmt, LIBRARY_MSG_REFUSAL)) {
         va_list copy;
         va_copy(copy, ap);
         connection_note_refusal(va_arg(copy, unsigned));

@@ -16,6 +16,7 @@
 #include "connection.h"
 #include "deadline.h"
 #include "exchange.h"
+#include "library.h"
 #include "live_hook.h"
 #include "log.h"
 #include "respond.h"
@@ -303,6 +304,7 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
 /* See http.h: binds, starts the daemon; NULL with the reason in err. */
 struct http_server *http_server_start(const struct http_context *ctx, char *err, size_t err_size)
 {
+    library_check(stderr); /* a library folio was not verified on: said, not refused (library.h) */
     const struct config *c = settings_acquire(ctx->settings); /* what the daemon is bound to */
     struct http_server *s = start_with(ctx, c, err, err_size);
     settings_release(ctx->settings, c);
