@@ -157,6 +157,18 @@ static void test_room_goes_to_the_oldest_head(void **state)
     deadline_watch_stop(w);
 }
 
+/* What a new connection sent first: a line starting with NUL is refused. */
+static void test_a_line_starting_with_nul(void **state)
+{
+    assert_true(connection_line_starts_nul("\0\0\r\n", 4));
+    assert_true(connection_line_starts_nul("\r\n\0GET", 5)); /* after an empty line */
+    assert_true(connection_line_starts_nul("\n\0", 2));
+    assert_false(connection_line_starts_nul("GET / HTTP/1.1\r\n", 16));
+    assert_false(connection_line_starts_nul("G\0", 2)); /* the target check's (admission) */
+    assert_false(connection_line_starts_nul("\r\n\r\n", 4)); /* empty lines only: skipped */
+    assert_false(connection_line_starts_nul("", 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_answer_and_close_on_a_socket),
         cmocka_unit_test(test_heads_pending_and_answers),
         cmocka_unit_test(test_room_goes_to_the_oldest_head),
+        cmocka_unit_test(test_a_line_starting_with_nul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

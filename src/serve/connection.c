@@ -368,6 +368,32 @@ bool connection_refuse_unread_length(void)
 }
 
 /* See connection.h. */
+bool connection_line_starts_nul(const char *bytes, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (bytes[i] == '\r' || bytes[i] == '\n')) {
+        i++;
+    }
+    return i < n && bytes[i] == '\0';
+}
+
+/* See connection.h: the drain in connection_answer leaves nothing unread,
+ * so the close after the shutdown is a FIN that keeps the 400, not a reset. */
+bool connection_refuse_nul_line(struct connection *c)
+{
+    char first[64];
+    ssize_t n = recv(c->fd, first, sizeof(first), MSG_PEEK | MSG_DONTWAIT);
+    if (n <= 0 || !connection_line_starts_nul(first, (size_t)n)) {
+        return false;
+    }
+    c->answered = 400;
+    c->answered_bytes = answer_400(c);
+    c->waiting_since_ms = -1; /* answered: nothing is awaited, nothing dropped */
+    shutdown(c->fd, SHUT_RDWR);
+    return true;
+}
+
+/* See connection.h. */
 void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -380,6 +406,7 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
         if (*socket_context) {
             ((struct connection *)*socket_context)->conn = conn;
             connection_make_room(*socket_context, d->share);
+            connection_refuse_nul_line(*socket_context);
         }
         return;
     }
@@ -392,6 +419,9 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
     size_t answered = unread ? answer_400(c) : 0;
     if (answered) {
         status = 400;
+    } else if (c && c->answered) { /* at the start (connection_refuse_nul_line) */
+        status = c->answered;
+        answered = c->answered_bytes;
     }
     connection_close(d->deadlines, c); /* before MHD closes the socket */
     if (!status && !dropped && !unread) {

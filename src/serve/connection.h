@@ -107,6 +107,19 @@ bool connection_refuse_unread_length(void);
  * locks a client out. False when nothing was closed. */
 bool connection_make_room(const struct connection *c, unsigned share);
 
+/* True when the n bytes a new connection sent first start a request line
+ * with a NUL (after the empty lines RFC 9112 2.2 lets a server skip):
+ * libmicrohttpd 0.9.75 takes a line whose first byte is NUL for an empty
+ * one and skips it without a word, where nginx answers 400 at once. */
+bool connection_line_starts_nul(const char *bytes, size_t n);
+
+/* On a connection just accepted: when what already arrived on c's socket
+ * (a peek, never taken from libmicrohttpd) starts with such a line,
+ * answers 400, shuts the socket so libmicrohttpd closes it, and keeps the
+ * status for the close's log line. Bytes that come later are libmicrohttpd's
+ * alone: that line is then ended by the header deadline. True when answered. */
+bool connection_refuse_nul_line(struct connection *c);
+
 /* The status folio answered c with itself (connection_refuse_unread_length),
  * its body length in *bytes; 0 when it did not. Accepts NULL. */
 unsigned connection_answered(const struct connection *c, uint64_t *bytes);

@@ -12,7 +12,7 @@ import tempfile
 import time
 import unittest
 
-from folio import (FOLIO, SLOWDOWN, WRAPPER, ArticleTestCase, Server, die_with_parent, main,
+from folio import (FOLIO, SLOWDOWN, WRAPPER, ArticleTestCase, EventStream, Server, die_with_parent, main,
                    make_article, status_of, write)
 
 
@@ -192,6 +192,38 @@ class UnreadableRequestLines(ArticleTestCase):
             s.shutdown(socket.SHUT_WR)  # its FIN: libmicrohttpd closes for that
             self.assertEqual(s.recv(1024), b"")
         self.assertTrue(self.server.alive())
+
+
+class NulRequestLine(ArticleTestCase):
+    """A request line of NUL bytes: 400 at once and a log line, as nginx
+    (libmicrohttpd 0.9.75 skips it as an empty line and waits; issue 19, 10).
+    The one slot is held by an event stream, so the line is there when the
+    connection is accepted: folio looks at what arrived with it."""
+    server_args = ("--log-format", "json", "--connection-limit", "1", "--threads", "1",
+                   "--timeout", "30", "--header-timeout", "30")
+
+    def test_answered_at_once_and_logged(self):
+        for data in (b"\x00" * 16 + b"\r\n", b"\r\n\x00\x00\r\nGET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n"):
+            stream = EventStream(self.server.port)
+            with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as s:
+                s.sendall(data)  # queued behind the stream, in the listen backlog
+                before = len(self.server.log_lines)
+                stream.close()
+                chunks = []
+                while True:
+                    try:
+                        b = s.recv(65536)
+                    except ConnectionResetError:
+                        break
+                    except socket.timeout:
+                        raise AssertionError("not closed: %r" % b"".join(chunks))
+                    if not b:
+                        break
+                    chunks.append(b)
+            resp = b"".join(chunks)
+            self.assertEqual(responses(resp), [400], (data, resp[:200]))
+            records = [json.loads(line) for line in self.server.wait_log(before + 2)[before:]]
+            self.assertIn(400, [r["status"] for r in records], records)
 
 
 class Host(ArticleTestCase):
