@@ -33,18 +33,23 @@ def until_close(port, data, timeout=10):
     measure: nothing should come near it)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(data)
-        chunks = []
-        while True:
-            try:
-                b = s.recv(65536)
-            except ConnectionResetError:
-                break
-            except socket.timeout:
-                raise AssertionError("not closed; got %r" % b"".join(chunks)[:300])
-            if not b:
-                break
-            chunks.append(b)
-        return b"".join(chunks)
+        return read_until_close(s)
+
+
+def read_until_close(s):
+    """Every byte s receives until the server closes it; fails at s's timeout."""
+    chunks = []
+    while True:
+        try:
+            b = s.recv(65536)
+        except ConnectionResetError:
+            break
+        except socket.timeout:
+            raise AssertionError("not closed; got %r" % b"".join(chunks)[:300])
+        if not b:
+            break
+        chunks.append(b)
+    return b"".join(chunks)
 
 
 def header(raw, name):
@@ -209,18 +214,7 @@ class NulRequestLine(ArticleTestCase):
                 s.sendall(data)  # queued behind the stream, in the listen backlog
                 before = len(self.server.log_lines)
                 stream.close()
-                chunks = []
-                while True:
-                    try:
-                        b = s.recv(65536)
-                    except ConnectionResetError:
-                        break
-                    except socket.timeout:
-                        raise AssertionError("not closed: %r" % b"".join(chunks))
-                    if not b:
-                        break
-                    chunks.append(b)
-            resp = b"".join(chunks)
+                resp = read_until_close(s)
             self.assertEqual(responses(resp), [400], (data, resp[:200]))
             records = [json.loads(line) for line in self.server.wait_log(before + 2)[before:]]
             self.assertIn(400, [r["status"] for r in records], records)
