@@ -63,6 +63,11 @@ static void test_verdicts(void **state)
         {"GET", "/", 1, "HTTP/1.0", {{"Transfer-Encoding", "chunked"}}, 400},
         {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "gzip"}}, 501},
         {"GET", "/", 1, "HTTP/1.1", {{"host", "h"}, {"transfer-encoding", "CHUNKED"}}, 0},
+        /* issue 19, 12: chunked twice, and a bare CR in a value (nginx: 400 both) */
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "chunked"}, {"Transfer-Encoding", "chunked"}}, 400},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"X-A", "a\rb"}}, 400},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h\r"}}, 400},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"X-A", "a\tb"}}, 0}, /* HTAB is field content */
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         struct request_target t;
@@ -84,6 +89,24 @@ static void test_absolute_form_gives_its_path(void **state)
     assert_int_equal(t.form, REQUEST_FORM_ABSOLUTE);
     assert_int_equal(t.path_len, 4);
     assert_memory_equal(t.path, "/p?q", 4);
+}
+
+/* The origin form of an absolute one: an empty path is "/" (issue 19). */
+static void test_origin_form_of_an_absolute_target(void **state)
+{
+    static const struct {
+        const char *absolute, *origin;
+    } rows[] = {
+        {"http://h/p?q", "/p?q"}, {"http://h?args", "/?args"}, {"http://h:80", "/"}, {"https://[::1]/", "/"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char target[64];
+        snprintf(target, sizeof(target), "%s", rows[i].absolute);
+        struct request_target t;
+        assert_true(request_target_parse(target, strlen(target), &t));
+        admission_origin_form(target, &t);
+        assert_string_equal(target, rows[i].origin);
+    }
 }
 
 /* A header block as libmicrohttpd leaves it: each ':' and line end
@@ -135,6 +158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdicts),
         cmocka_unit_test(test_absolute_form_gives_its_path),
+        cmocka_unit_test(test_origin_form_of_an_absolute_target),
         cmocka_unit_test(test_every_byte_of_the_block_belongs_to_a_field),
         cmocka_unit_test(test_sent_length),
     };

@@ -100,6 +100,75 @@ static void test_answer_and_close_on_a_socket(void **state)
     close(pair[0]);
 }
 
+/* A head is libmicrohttpd's from its line to our handler's first call; a
+ * record without libmicrohttpd's connection is never taken for the one an
+ * unreadable Content-Length is refused on. */
+static void test_heads_pending_and_answers(void **state)
+{
+    struct deadline_watch *w = deadline_watch_start(50);
+    struct connection *a = connection_open(w, -1, 0), *b = connection_open(w, -1, 0);
+    assert_non_null(a);
+    assert_non_null(b);
+    connection_request_started(a);
+    assert_true(a->head_pending);
+    assert_false(connection_refuse_unread_length()); /* no MHD connection to ask */
+    uint64_t bytes = 7;
+    assert_int_equal(connection_answered(a, &bytes), 0);
+    assert_int_equal(bytes, 0);
+    a->answered = 400;
+    a->answered_bytes = 161;
+    assert_int_equal(connection_answered(a, &bytes), 400);
+    assert_int_equal(bytes, 161);
+    connection_head_checked(a);
+    assert_false(a->head_pending);
+    connection_request_done(a, false); /* the next request starts afresh */
+    assert_int_equal(connection_answered(a, &bytes), 0);
+    assert_int_equal(connection_answered(NULL, &bytes), 0);
+    connection_head_checked(NULL);
+    connection_close(w, a); /* either order: the list stays whole */
+    connection_close(w, b);
+    deadline_watch_stop(w);
+}
+
+/* At its share a thread closes the head that has waited longest, never
+ * the newcomer nor one being answered. */
+static void test_room_goes_to_the_oldest_head(void **state)
+{
+    struct deadline_watch *w = deadline_watch_start(50);
+    struct connection *busy = connection_open(w, -1, 0), *old = connection_open(w, -1, 0),
+                      *young = connection_open(w, -1, 0), *c = connection_open(w, -1, 0);
+    busy->head_since_ms = -1; /* its handler runs: being answered */
+    old->head_since_ms = 100;
+    young->head_since_ms = 200;
+    assert_false(connection_make_room(c, 5)); /* under the share */
+    assert_false(connection_make_room(c, 0));
+    assert_true(connection_make_room(c, 4));
+    assert_true(old->evicted);
+    assert_false(young->evicted || busy->evicted || c->evicted);
+    assert_true(connection_make_room(c, 4)); /* the next oldest */
+    assert_true(young->evicted);
+    assert_false(connection_make_room(c, 4)); /* nothing left to close */
+    connection_request_done(young, true); /* a new wait: no longer the evicted one */
+    assert_false(young->evicted);
+    connection_close(w, busy);
+    connection_close(w, old);
+    connection_close(w, young);
+    connection_close(w, c);
+    deadline_watch_stop(w);
+}
+
+/* What a new connection sent first: a line starting with NUL is refused. */
+static void test_a_line_starting_with_nul(void **state)
+{
+    assert_true(connection_line_starts_nul("\0\0\r\n", 4));
+    assert_true(connection_line_starts_nul("\r\n\0GET", 5)); /* after an empty line */
+    assert_true(connection_line_starts_nul("\n\0", 2));
+    assert_false(connection_line_starts_nul("GET / HTTP/1.1\r\n", 16));
+    assert_false(connection_line_starts_nul("G\0", 2)); /* the target check's (admission) */
+    assert_false(connection_line_starts_nul("\r\n\r\n", 4)); /* empty lines only: skipped */
+    assert_false(connection_line_starts_nul("", 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -107,6 +176,9 @@ int main(void)
         cmocka_unit_test(test_refusals_are_taken_once),
         cmocka_unit_test(test_waiting_follows_requests),
         cmocka_unit_test(test_answer_and_close_on_a_socket),
+        cmocka_unit_test(test_heads_pending_and_answers),
+        cmocka_unit_test(test_room_goes_to_the_oldest_head),
+        cmocka_unit_test(test_a_line_starting_with_nul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

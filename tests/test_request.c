@@ -27,6 +27,7 @@ static void test_targets(void **state)
         {"https://[::1]:443", LEN("https://[::1]:443"), true, REQUEST_FORM_ABSOLUTE, "", "[::1]:443"},
         {"example.com:443", LEN("example.com:443"), true, REQUEST_FORM_AUTHORITY, "", "example.com:443"},
         {"*", 1, true, REQUEST_FORM_ASTERISK, "", ""},
+        {"http://h?q", LEN("http://h?q"), true, REQUEST_FORM_ABSOLUTE, "?q", "h"}, /* an empty path is "/" */
         /* refused */
         {"/a.txt\0.junk", LEN("/a.txt\0.junk"), false, 0, NULL, NULL},
         {"/..\0", LEN("/..\0"), false, 0, NULL, NULL},
@@ -41,7 +42,7 @@ static void test_targets(void **state)
         {"http://u:p@h/a", LEN("http://u:p@h/a"), false, 0, NULL, NULL},
         {"http://h:99999/", LEN("http://h:99999/"), false, 0, NULL, NULL},
         {"http:///a", LEN("http:///a"), false, 0, NULL, NULL},
-        {"http://h?q", LEN("http://h?q"), false, 0, NULL, NULL},
+        {"http://h:8?q#f", LEN("http://h:8?q#f"), false, 0, NULL, NULL}, /* a fragment is never sent (3.2) */
         {"example.com", LEN("example.com"), false, 0, NULL, NULL},
         {"**", 2, false, 0, NULL, NULL},
     };

@@ -62,6 +62,8 @@ bool admission_field(struct admission *a, const char *name, size_t name_len, con
     account_bytes(a, value, value_len, 1); /* the colon */
     if (!request_is_token(name, name_len)) {
         a->refused = true; /* RFC 9112 5.1: field-name is a token */
+    } else if (memchr(value, '\r', value_len)) {
+        a->refused = true; /* RFC 9110 5.5, RFC 9112 2.2: a bare CR is no field content (nginx: 400) */
     } else if (name_len == 4 && strncasecmp(name, "Host", 4) == 0) {
         a->hosts++;
         a->host = value;
@@ -74,6 +76,9 @@ bool admission_field(struct admission *a, const char *name, size_t name_len, con
         a->refused = true; /* RFC 9112 6.3: disagreeing lengths are unrecoverable */
     } else if (name_len == 17 && strncasecmp(name, "Transfer-Encoding", 17) == 0) {
         bool chunked = value_len == 7 && strncasecmp(value, "chunked", 7) == 0;
+        if (chunked && a->chunked) {
+            a->refused = true; /* RFC 9112 6.1: chunked MUST NOT be applied more than once */
+        }
         a->chunked = a->chunked || chunked;
         a->other_coding = a->other_coding || !chunked;
     }
@@ -127,4 +132,13 @@ unsigned admission_finish(const struct admission *a, const struct admission_head
         return 413;
     }
     return 0;
+}
+
+/* See admission.h: memmove, as t's path lies inside target. */
+void admission_origin_form(char *target, const struct request_target *t)
+{
+    size_t slash = t->path_len == 0 || t->path[0] != '/';
+    memmove(target + slash, t->path, t->path_len);
+    target[0] = slash ? '/' : target[0];
+    target[t->path_len + slash] = '\0';
 }

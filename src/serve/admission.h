@@ -68,9 +68,15 @@ bool admission_field(struct admission *a, const char *name, size_t name_len, con
 
 /* The verdict on head with the fields scanned into a: the status to refuse
  * the request with (400, 413, 501), or 0 with *t the parsed target (an
- * absolute form's path replaces it as the origin form; its authority
- * replaces Host). */
+ * absolute form's path replaces it as the origin form, "/" when empty
+ * (see admission_origin_form); its authority replaces Host). */
 unsigned admission_finish(const struct admission *a, const struct admission_head *head,
                           struct request_target *t);
+
+/* Rewrites target (a C string, the absolute form t was parsed from) in
+ * place as the origin form of t: its path and query, with the "/" an empty
+ * path stands for (RFC 9112 3.2.2, RFC 9110 4.2.3: "http://h?q" is "/?q").
+ * It fits: the scheme and authority it drops are longer than that "/". */
+void admission_origin_form(char *target, const struct request_target *t);
 
 #endif

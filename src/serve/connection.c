@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -16,6 +17,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/settings.h"
+#include "library.h"
 #include "log.h"
 #include "precondition.h"
 #include "request.h"
@@ -33,6 +35,10 @@ static _Thread_local struct {
     size_t count;
     uint64_t noted;
 } refusals;
+
+/* The open connections of this thread, newest first, and how many. */
+static _Thread_local struct connection *open_here;
+static _Thread_local unsigned open_count;
 
 /* Removes refusal i of this thread's list. */
 static unsigned refusal_remove(size_t i)
@@ -97,8 +103,51 @@ struct connection *connection_open(struct deadline_watch *w, int fd, int64_t hea
         return NULL;
     }
     *c = (struct connection){.deadline = deadline_add(w, fd, header_deadline_ms), .fd = fd,
-                             .waiting_since_ms = clock_now_ms(), .refusals_at_wait = refusals.noted};
+                             .waiting_since_ms = clock_now_ms(), .refusals_at_wait = refusals.noted,
+                             .next = open_here};
+    c->head_since_ms = c->waiting_since_ms;
+    if (open_here) {
+        open_here->prev = c;
+    }
+    open_here = c;
+    open_count++;
     return c;
+}
+
+/* Takes c off this thread's list of open connections. */
+static void unlist(struct connection *c)
+{
+    if (c->prev) {
+        c->prev->next = c->next;
+    } else if (open_here == c) {
+        open_here = c->next;
+    }
+    if (c->next) {
+        c->next->prev = c->prev;
+    }
+    c->prev = c->next = NULL;
+    open_count--;
+}
+
+/* See connection.h: the oldest head wins, on this thread's list only. */
+bool connection_make_room(const struct connection *c, unsigned share)
+{
+    if (open_count < share || share == 0) {
+        return false;
+    }
+    struct connection *oldest = NULL;
+    for (struct connection *o = open_here; o; o = o->next) {
+        if (o != c && !o->evicted && o->head_since_ms >= 0 &&
+            (!oldest || o->head_since_ms <= oldest->head_since_ms)) {
+            oldest = o;
+        }
+    }
+    if (!oldest) {
+        return false; /* every other one is being answered: the limit holds */
+    }
+    oldest->evicted = true;
+    shutdown(oldest->fd, SHUT_RDWR);
+    return true;
 }
 
 /* See connection.h: none awaited while a request is on. */
@@ -107,7 +156,24 @@ void connection_request_started(struct connection *c)
     if (c) {
         c->waiting_since_ms = -1;
         c->used = true;
+        c->head_pending = true;
     }
+}
+
+/* See connection.h. */
+void connection_head_checked(struct connection *c)
+{
+    if (c) {
+        c->head_pending = false;
+        c->head_since_ms = -1;
+    }
+}
+
+/* See connection.h. */
+unsigned connection_answered(const struct connection *c, uint64_t *bytes)
+{
+    *bytes = c ? c->answered_bytes : 0;
+    return c ? c->answered : 0;
 }
 
 /* See connection.h: the next line is awaited from now, if there is one. */
@@ -115,7 +181,12 @@ void connection_request_done(struct connection *c, bool kept_alive)
 {
     if (c) {
         c->waiting_since_ms = kept_alive ? clock_now_ms() : -1;
+        c->head_since_ms = c->waiting_since_ms;
         c->refusals_at_wait = refusals.noted;
+        c->head_pending = false;
+        c->evicted = false;
+        c->answered = 0;
+        c->answered_bytes = 0;
     }
 }
 
@@ -175,6 +246,7 @@ void connection_close(struct deadline_watch *w, struct connection *c)
     }
     deadline_remove(w, c->deadline);
     shutdown(c->fd, SHUT_WR);
+    unlist(c);
     free(c);
 }
 
@@ -186,6 +258,9 @@ void connection_daemon_init(struct connection_daemon *d, struct deadline_watch *
     d->settings = settings;
     d->header_timeout = boot->header_timeout;
     d->timeout = boot->timeout;
+    /* libmicrohttpd 0.9.75's split (daemon.c): limit / threads each, the
+     * first few one more; room is made at the smaller share. */
+    d->share = boot->connection_limit / (boot->threads > 1 ? boot->threads : 1);
     d->start_error[0] = '\0';
     pthread_mutex_init(&d->start_lock, NULL);
     d->starting = true;
@@ -225,19 +300,43 @@ void connection_expect_headers(const struct connection_daemon *d, struct MHD_Con
     connection_set_deadline(conn, clock_now_ms() + (int64_t)d->header_timeout * 1000);
 }
 
+/* One request field for asks_close: MHD_NO (stop) at a Connection field
+ * that lists "close", setting *cls. */
+static enum MHD_Result find_close(void *cls, enum MHD_ValueKind kind, const char *name, size_t name_len,
+                                  const char *value, size_t value_len)
+{
+    bool *close = cls;
+    if (name_len == sizeof(MHD_HTTP_HEADER_CONNECTION) - 1 && strcasecmp(name, MHD_HTTP_HEADER_CONNECTION) == 0 &&
+        request_lists_token(value, "close")) {
+        *close = true;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+/* True when any Connection field of the request lists "close": libmicrohttpd
+ * 0.9.75's keepalive_possible reads every one (MHD_lookup_header_token_ci
+ * walks the whole list), not the first, and RFC 9110 5.3 makes repeated
+ * lines one comma-separated list. */
+static bool asks_close(struct MHD_Connection *conn)
+{
+    bool close = false;
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, find_close, &close);
+    return close;
+}
+
 /* See connection.h. */
 bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool last_on_connection,
                            const char *protocol, enum MHD_RequestTerminationCode why)
 {
     return why == MHD_REQUEST_TERMINATED_COMPLETED_OK && status && !last_on_connection &&
-           strcmp(protocol, MHD_HTTP_VERSION_1_1) == 0 &&
-           !request_lists_token(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONNECTION),
-                                "close");
+           strcmp(protocol, MHD_HTTP_VERSION_1_1) == 0 && !asks_close(conn);
 }
 
-/* Answers 400 on c's socket for a request line libmicrohttpd dropped, as
- * respond_error would have; the body's length when it all went out, else 0. */
-static size_t answer_dropped_line(const struct connection *c)
+/* Answers 400 on c's socket for a request libmicrohttpd dropped or would
+ * answer wrongly, as respond_error would have; the body's length when it
+ * all went out, else 0. */
+static size_t answer_400(const struct connection *c)
 {
     char page[RESPONSE_PAGE_MAX], date[30], response[RESPONSE_PAGE_MAX + 512];
     size_t len = response_error_page(400, "", page, sizeof(page));
@@ -252,6 +351,49 @@ static size_t answer_dropped_line(const struct connection *c)
 }
 
 /* See connection.h. */
+bool connection_refuse_unread_length(void)
+{
+    for (struct connection *c = open_here; c; c = c->next) {
+        if (!c->head_pending || c->answered || !c->conn ||
+            !MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) ||
+            MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_HTTP_STATUS)) {
+            continue;
+        }
+        c->answered = 400;
+        c->answered_bytes = answer_400(c);
+        shutdown(c->fd, SHUT_WR); /* libmicrohttpd's send now fails (EPIPE) and it closes */
+        return true;
+    }
+    return false;
+}
+
+/* See connection.h. */
+bool connection_line_starts_nul(const char *bytes, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (bytes[i] == '\r' || bytes[i] == '\n')) {
+        i++;
+    }
+    return i < n && bytes[i] == '\0';
+}
+
+/* See connection.h: the drain in connection_answer leaves nothing unread,
+ * so the close after the shutdown is a FIN that keeps the 400, not a reset. */
+bool connection_refuse_nul_line(struct connection *c)
+{
+    char first[64];
+    ssize_t n = recv(c->fd, first, sizeof(first), MSG_PEEK | MSG_DONTWAIT);
+    if (n <= 0 || !connection_line_starts_nul(first, (size_t)n)) {
+        return false;
+    }
+    c->answered = 400;
+    c->answered_bytes = answer_400(c);
+    c->waiting_since_ms = -1; /* answered: nothing is awaited, nothing dropped */
+    shutdown(c->fd, SHUT_RDWR);
+    return true;
+}
+
+/* See connection.h. */
 void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -261,17 +403,25 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
         *socket_context = fd ? connection_open(d->deadlines, fd->connect_fd,
                                                clock_now_ms() + (int64_t)d->header_timeout * 1000)
                              : NULL;
+        if (*socket_context) {
+            ((struct connection *)*socket_context)->conn = conn;
+            connection_make_room(*socket_context, d->share);
+            connection_refuse_nul_line(*socket_context);
+        }
         return;
     }
     struct connection *c = *socket_context;
     *socket_context = NULL;
-    bool dropped = c && deadline_was_expired(c->deadline);
+    bool dropped = c && (c->evicted || deadline_was_expired(c->deadline));
     unsigned status = dropped ? 0 : connection_take_line_refusal(c);
     bool unread = c && connection_dropped_line(c, clock_now_ms(), d->timeout,
                                                connection_peer_state(c->fd), dropped);
-    size_t answered = unread ? answer_dropped_line(c) : 0;
+    size_t answered = unread ? answer_400(c) : 0;
     if (answered) {
         status = 400;
+    } else if (c && c->answered) { /* at the start (connection_refuse_nul_line) */
+        status = c->answered;
+        answered = c->answered_bytes;
     }
     connection_close(d->deadlines, c); /* before MHD closes the socket */
     if (!status && !dropped && !unread) {
@@ -290,8 +440,10 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
 void connection_on_mhd_message(void *cls, const char *fmt, va_list ap)
 {
     /* MHD's refusals are worth an access-log line (see connection_note_refusal). */
-    static const char refusal[] = "Error processing request (HTTP response code is %u";
-    if (strncmp(fmt, refusal, sizeof(refusal) - 1) == 0) {
+    /* parse_connection_headers' two come just before it queues its doubled answer. */
+    if (library_message_is(fmt, LIBRARY_MSG_LENGTH_MALFORMED) || library_message_is(fmt, LIBRARY_MSG_LENGTH_TOO_LARGE)) {
+        connection_refuse_unread_length();
+    } else if (library_message_is(fmt, LIBRARY_MSG_REFUSAL)) {
         va_list copy;
         va_copy(copy, ap);
         connection_note_refusal(va_arg(copy, unsigned));

@@ -38,6 +38,13 @@ struct connection {
     int64_t waiting_since_ms;        /* CLOCK_MONOTONIC ms since when a request line is awaited; -1: none is */
     uint64_t refusals_at_wait;       /* this thread's refusal count when the wait began */
     bool used;                       /* a request line was read on it */
+    bool head_pending;               /* a request line was read, our handler not yet called */
+    int64_t head_since_ms;           /* CLOCK_MONOTONIC ms since when a request head is arriving; -1: none is */
+    bool evicted;                    /* connection_make_room closed it, for a newer one */
+    unsigned answered;               /* the status folio wrote on the socket itself; 0: none */
+    size_t answered_bytes;           /* that answer's body length */
+    struct MHD_Connection *conn;     /* libmicrohttpd's, once connection_on_notify has it */
+    struct connection *prev, *next;  /* this thread's open connections (connection_open) */
 };
 
 /* How the peer's side of a socket looks, without reading from it. */
@@ -47,7 +54,9 @@ enum connection_peer {
 };
 
 /* Starts the record of a connection on fd, waiting for its first request
- * line, watched by w until header_deadline_ms. NULL when out of memory. */
+ * line, watched by w until header_deadline_ms, and lists it among this
+ * thread's (every callback of a connection runs on the worker thread that
+ * accepted it). NULL when out of memory. */
 struct connection *connection_open(struct deadline_watch *w, int fd, int64_t header_deadline_ms);
 
 /* libmicrohttpd answered a request itself with status (414, 431, 505...) on
@@ -69,6 +78,51 @@ unsigned connection_take_line_refusal(const struct connection *c);
 
 /* A request line was read: none is awaited until the request is done. Accepts NULL. */
 void connection_request_started(struct connection *c);
+
+/* Our handler was called for the request: its head is libmicrohttpd's no
+ * longer (see connection_refuse_unread_length). Accepts NULL. */
+void connection_head_checked(struct connection *c);
+
+/* libmicrohttpd 0.9.75 is refusing, on this thread, a Content-Length it
+ * cannot read (not digits, a list, past 2^64): its parse_connection_headers
+ * queues a 400 (413 past 2^64) and then overwrites the state that queueing
+ * set, so its state machine builds the header block a second time and sends
+ * both before the body. folio answers one 400 on the socket itself and
+ * shuts its write side, so libmicrohttpd's own bytes go nowhere and it
+ * closes. The connection is the one of this thread whose head is complete
+ * (libmicrohttpd reports a header size), still unchecked by our handler and
+ * with no response queued: the head is parsed and the handler called in one
+ * pass, so there is only ever one. False when none is found. */
+bool connection_refuse_unread_length(void);
+
+/* This thread holds share connections or more, c the newest: when one of
+ * the others is still waiting for its request head (a line, or the rest of
+ * the fields; a kept-alive connection waits too), shuts down the one that
+ * has waited longest, so a client that sends its request at once always
+ * finds a slot however many slow ones hold the rest (a slowloris). Its
+ * socket is shut as the deadline watcher's are: libmicrohttpd sees the end
+ * on its next read and closes it. libmicrohttpd 0.9.75 splits its
+ * connection limit evenly among its worker threads and each stops
+ * accepting at its share, so a thread that makes room at its share never
+ * locks a client out. False when nothing was closed. */
+bool connection_make_room(const struct connection *c, unsigned share);
+
+/* True when the n bytes a new connection sent first start a request line
+ * with a NUL (after the empty lines RFC 9112 2.2 lets a server skip):
+ * libmicrohttpd 0.9.75 takes a line whose first byte is NUL for an empty
+ * one and skips it without a word, where nginx answers 400 at once. */
+bool connection_line_starts_nul(const char *bytes, size_t n);
+
+/* On a connection just accepted: when what already arrived on c's socket
+ * (a peek, never taken from libmicrohttpd) starts with such a line,
+ * answers 400, shuts the socket so libmicrohttpd closes it, and keeps the
+ * status for the close's log line. Bytes that come later are libmicrohttpd's
+ * alone: that line is then ended by the header deadline. True when answered. */
+bool connection_refuse_nul_line(struct connection *c);
+
+/* The status folio answered c with itself (connection_refuse_unread_length),
+ * its body length in *bytes; 0 when it did not. Accepts NULL. */
+unsigned connection_answered(const struct connection *c, uint64_t *bytes);
 
 /* The request is done; kept_alive says whether libmicrohttpd reads another
  * one on this connection (false when it closes after the response). Accepts NULL. */
@@ -103,6 +157,7 @@ struct connection_daemon {
     struct deadline_watch *deadlines; /* slow clients: see deadline.h */
     struct settings *settings;        /* quiet and the log's: the snapshot current when a line is written */
     unsigned header_timeout, timeout; /* s: start-up settings, fixed for the daemon's life */
+    unsigned share;                   /* connections a worker thread holds at most (connection_make_room) */
     pthread_mutex_t start_lock;       /* guards the two below */
     bool starting;                    /* MHD's messages are kept only while it starts */
     char start_error[256];
@@ -140,7 +195,8 @@ bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool la
                            const char *protocol, enum MHD_RequestTerminationCode why);
 
 /* MHD_OPTION_NOTIFY_CONNECTION (cls: a connection_daemon). A connection
- * opens: it gets its record and header deadline. It closes: a request line
+ * opens: it gets its record and header deadline, and room is made for it
+ * at the thread's share (connection_make_room). It closes: a request line
  * libmicrohttpd dropped is answered here; that, a refusal of a line it
  * could not read (414, a bad version), or a deadline that ended it before
  * its request line was whole had no request of ours, so each is logged. */

@@ -17,6 +17,7 @@
 #include "connection.h"
 #include "deadline.h"
 #include "exchange.h"
+#include "library.h"
 #include "live_hook.h"
 #include "log.h"
 #include "respond.h"
@@ -67,8 +68,7 @@ static unsigned check_request(struct MHD_Connection *conn, struct exchange *ex, 
     unsigned refused = admission_finish(&a, &head, &t);
     if (!refused && t.form == REQUEST_FORM_ABSOLUTE) {
         ex->sent_target = strdup(ex->target);
-        memmove(ex->target, t.path_len ? t.path : "/", t.path_len ? t.path_len : 1);
-        ex->target[t.path_len ? t.path_len : 1] = '\0';
+        admission_origin_form(ex->target, &t);
     }
     return refused;
 }
@@ -107,6 +107,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     ex->protocol = version;
     if (!ex->checked) {
         ex->checked = true;
+        connection_head_checked(connection_of(conn));
         unsigned refused = check_request(conn, ex, method, version);
         if (refused) {
             return respond_error(conn, ex, refused);
@@ -172,7 +173,7 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
 
 /* The access-log line of a completed request (see log_request_line). */
 static void log_exchange(struct http_server *s, struct MHD_Connection *conn, const struct exchange *ex,
-                         unsigned status, enum MHD_RequestTerminationCode why)
+                         unsigned status, uint64_t bytes)
 {
     if (ex->config->quiet) {
         return;
@@ -185,7 +186,7 @@ static void log_exchange(struct http_server *s, struct MHD_Connection *conn, con
         .target = ex->sent_target ? ex->sent_target : ex->target,
         .protocol = ex->protocol,
         .status = status,
-        .bytes = why == MHD_REQUEST_TERMINATED_COMPLETED_OK || ex->bytes == 0 ? ex->bytes : 0,
+        .bytes = bytes,
         .duration_ms = (double)(now.tv_sec - ex->start_mono.tv_sec) * 1e3 +
                        (double)(now.tv_nsec - ex->start_mono.tv_nsec) / 1e6,
     };
@@ -213,9 +214,16 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
         status = queued ? queued->http_status : 0;
         connection_take_request_refusal(status); /* MHD's own answer: its refusal was this one */
     }
-    log_exchange(s, conn, ex, status, why);
-    connection_request_done(connection_of(conn),
-                            connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol, why));
+    uint64_t bytes = why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? ex->bytes : 0;
+    struct connection *c = connection_of(conn);
+    uint64_t answered_bytes;
+    unsigned answered = connection_answered(c, &answered_bytes);
+    if (answered) { /* folio answered in MHD's stead (connection_refuse_unread_length) */
+        status = answered;
+        bytes = answered_bytes;
+    }
+    log_exchange(s, conn, ex, status, bytes);
+    connection_request_done(c, connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol, why));
     settings_release(s->ctx.settings, ex->config);
     free(ex->sent_target);
     free(ex);
@@ -310,6 +318,7 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
 /* See http.h: binds, starts the daemon; NULL with the reason in err. */
 struct http_server *http_server_start(const struct http_context *ctx, char *err, size_t err_size)
 {
+    library_check(stderr); /* a library folio was not verified on: said, not refused (library.h) */
     const struct config *c = settings_acquire(ctx->settings); /* what the daemon is bound to */
     struct http_server *s = start_with(ctx, c, err, err_size);
     settings_release(ctx->settings, c);

@@ -297,11 +297,12 @@ static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *
         /* The rightmost entry is the one our proxy added; the rest is the client's word. */
         const char *last = strrchr(forwarded, ',');
         last = last ? last + 1 : forwarded;
-        while (*last == ' ') {
-            last++;
+        last += strspn(last, " \t");
+        int len = (int)strcspn(last, " \t");
+        if (len > 0) { /* an empty entry says nothing: the peer's address, never an empty field */
+            snprintf(out, size, "%.*s", len, last);
+            return;
         }
-        snprintf(out, size, "%.*s", (int)strcspn(last, " "), last);
-        return;
     }
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);

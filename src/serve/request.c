@@ -227,10 +227,7 @@ bool request_target_parse(const char *raw, size_t len, struct request_target *ou
         out->authority_len = auth_len;
         out->path = auth + auth_len;
         out->path_len = len - scheme - auth_len;
-        if (out->path_len > 0 && out->path[0] != '/') {
-            return false; /* "http://h?q": a query without a path; no browser sends it */
-        }
-        return true;
+        return true; /* "http://h?q": an empty path, which is "/" (RFC 9110 4.2.3) */
     }
     if (authority_valid(raw, len, true)) {
         out->form = REQUEST_FORM_AUTHORITY;

@@ -21,7 +21,7 @@ enum request_form {
 
 struct request_target {
     enum request_form form;
-    const char *path;      /* origin and absolute form: the path and query ("" for none) */
+    const char *path;      /* origin and absolute form: the path and query as sent ("" or "?q" for an empty path) */
     size_t path_len;
     const char *authority; /* absolute and authority form: "host[:port]" */
     size_t authority_len;

@@ -85,7 +85,10 @@ void response_add_rep_headers(struct MHD_Response *resp, const struct config *co
         response_add(resp, "Content-Type", rep->type);
     }
     response_add(resp, "ETag", rep->etag);
-    response_add(resp, "Last-Modified", last_modified);
+    if (status != 304 || !rep->etag[0]) {
+        /* RFC 9110 15.4.5: a 304 with an ETag SHOULD NOT carry other metadata (nginx, lighttpd) */
+        response_add(resp, "Last-Modified", last_modified);
+    }
     if (config->production && strncmp(rep->type, "text/html", 9) != 0) {
         char cc[48];
         snprintf(cc, sizeof(cc), "public, max-age=%u", config->max_age);

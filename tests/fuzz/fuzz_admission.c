@@ -6,7 +6,9 @@
  * and admitted. Invariants: the verdict is deterministic and one of 0, 400,
  * 413, 501; an accepted head has a token method, a target of the form its
  * method allows, at most one Host (one for HTTP/1.1 in origin form), never
- * both framings, and a declared length within ADMISSION_BODY_MAX for GET.
+ * both framings, and a declared length within ADMISSION_BODY_MAX for GET,
+ * no bare CR in a value, chunked at most once, and an absolute form whose
+ * origin form (admission_origin_form) starts with '/'.
  */
 #include "fuzz.h"
 
@@ -94,6 +96,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check(!a.other_coding, "no unknown coding");
         fuzz_check(!(m == REQUEST_METHOD_GET || m == REQUEST_METHOD_HEAD) || a.length <= ADMISSION_BODY_MAX,
                    "a body within the limit");
+        size_t chunked = 0;
+        for (size_t i = 0; i < h.n; i++) {
+            fuzz_check(!strchr(h.value[i], '\r'), "no bare CR in a value");
+            chunked += strcasecmp(h.name[i], "Transfer-Encoding") == 0 && strcasecmp(h.value[i], "chunked") == 0;
+        }
+        fuzz_check(chunked <= 1, "chunked at most once");
+        if (t.form == REQUEST_FORM_ABSOLUTE) {
+            size_t len = strlen(h.target);
+            admission_origin_form(h.target, &t);
+            fuzz_check(h.target[0] == '/' && strlen(h.target) < len, "an origin form, shorter");
+        }
     }
     free(text);
     return 0;

@@ -52,7 +52,7 @@ static void check_target(const char *s, size_t n)
     case REQUEST_FORM_ABSOLUTE:
         fuzz_check(t.authority >= s && t.authority + t.authority_len <= s + n, "authority inside");
         fuzz_check(request_host_valid(t.authority, t.authority_len), "authority is a Host");
-        fuzz_check(t.path_len == 0 || t.path[0] == '/', "absolute path");
+        fuzz_check(t.path_len == 0 || t.path[0] == '/' || t.path[0] == '?', "absolute path, or an empty one's query");
         fuzz_check(t.path + t.path_len == s + n, "path runs to the end");
         break;
     case REQUEST_FORM_AUTHORITY:

@@ -12,7 +12,7 @@ import tempfile
 import time
 import unittest
 
-from folio import (FOLIO, SLOWDOWN, WRAPPER, ArticleTestCase, Server, die_with_parent, main,
+from folio import (FOLIO, SLOWDOWN, WRAPPER, ArticleTestCase, EventStream, Server, die_with_parent, main,
                    make_article, status_of, write)
 
 
@@ -25,6 +25,31 @@ def responses(raw):
     """The status of every response in raw (a pipelined answer; no fixture
     body holds a status line)."""
     return [int(code) for code in re.findall(rb"HTTP/1\.1 (\d{3}) ", raw)]
+
+
+def until_close(port, data, timeout=10):
+    """Sends data and returns every byte that came back until the server
+    closed; fails when it did not close within timeout (a hang, not a
+    measure: nothing should come near it)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        return read_until_close(s)
+
+
+def read_until_close(s):
+    """Every byte s receives until the server closes it; fails at s's timeout."""
+    chunks = []
+    while True:
+        try:
+            b = s.recv(65536)
+        except ConnectionResetError:
+            break
+        except socket.timeout:
+            raise AssertionError("not closed; got %r" % b"".join(chunks)[:300])
+        if not b:
+            break
+        chunks.append(b)
+    return b"".join(chunks)
 
 
 def header(raw, name):
@@ -49,6 +74,12 @@ class RequestLine(ArticleTestCase):
         # The Host header of an absolute form is ignored (3.2.2), not checked.
         self.assertEqual(self.status(request(b"http://localhost:8000/tiny.css", headers=b"Host: x/y\r\n")), 200)
         self.assertEqual(self.status(request(b"HTTPS://[::1]:8443/")), 200)
+        # An empty path is "/" (RFC 9112 3.2.2, RFC 9110 4.2.3; issue 19).
+        home = self.server.raw(request(b"/?args")).split(b"\r\n\r\n", 1)[1]
+        for target in (b"http://localhost?args", b"http://localhost:%d?args" % self.server.port):
+            resp = self.server.raw(request(target))
+            self.assertEqual(status_of(resp), 200, (target, resp[:200]))
+            self.assertEqual(resp.split(b"\r\n\r\n", 1)[1], home, target)
         self.assertEqual(self.status(request(b"http://u:p@localhost/tiny.css")), 400)
         self.assertEqual(self.status(request(b"ftp://localhost/tiny.css")), 400)
         self.assertEqual(self.status(request(b"http://bad host/tiny.css")), 400)
@@ -111,7 +142,11 @@ class UnreadableRequestLines(ArticleTestCase):
                       b"GET /tiny.css HTTP/1.0\r\n\r\n",
                       b"GET /tiny.css HTTP/1.1\r\nHost: a b\r\n\r\n",                     # our 400
                       b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nContent-Length: 9999999\r\n\r\n",  # 413
-                      b"POST /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n"):                     # 405
+                      b"POST /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n",                      # 405
+                      # Every Connection line counts, as libmicrohttpd reads them (issue 19, 6).
+                      b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n",
+                      b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nConnection: te\r\nConnection: close\r\n\r\n",
+                      b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nConnection:\r\nConnection: close\r\n\r\n"):
             resp = self.server.raw(first + b"   \r\n", timeout=3)
             self.assertEqual(len(responses(resp)), 1, (first, resp[:300]))
 
@@ -164,6 +199,27 @@ class UnreadableRequestLines(ArticleTestCase):
         self.assertTrue(self.server.alive())
 
 
+class NulRequestLine(ArticleTestCase):
+    """A request line of NUL bytes: 400 at once and a log line, as nginx
+    (libmicrohttpd 0.9.75 skips it as an empty line and waits; issue 19, 10).
+    The one slot is held by an event stream, so the line is there when the
+    connection is accepted: folio looks at what arrived with it."""
+    server_args = ("--log-format", "json", "--connection-limit", "1", "--threads", "1",
+                   "--timeout", "30", "--header-timeout", "30")
+
+    def test_answered_at_once_and_logged(self):
+        for data in (b"\x00" * 16 + b"\r\n", b"\r\n\x00\x00\r\nGET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n"):
+            stream = EventStream(self.server.port)
+            with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as s:
+                s.sendall(data)  # queued behind the stream, in the listen backlog
+                before = len(self.server.log_lines)
+                stream.close()
+                resp = read_until_close(s)
+            self.assertEqual(responses(resp), [400], (data, resp[:200]))
+            records = [json.loads(line) for line in self.server.wait_log(before + 2)[before:]]
+            self.assertIn(400, [r["status"] for r in records], records)
+
+
 class Host(ArticleTestCase):
     """RFC 9112 3.2: a server MUST answer 400 to a missing, repeated or invalid Host."""
 
@@ -210,6 +266,42 @@ class Fields(ArticleTestCase):
         agreeing = request(headers=b"Host: t\r\nContent-Length: 5\r\nContent-Length: 5\r\n", body=b"hello")
         self.assertEqual(responses(self.server.raw(agreeing)), [200])
 
+    def log_synced(self, target):
+        """The log's length once target's line is in it, so that a line the
+        previous test's last request logs late is not counted as ours."""
+        self.server.raw(request(target.encode()))
+        deadline = time.time() + 5 * SLOWDOWN
+        while not any(target in line for line in self.server.log_lines) and time.time() < deadline:
+            time.sleep(0.02)
+        return len(self.server.log_lines)
+
+    def test_a_length_libmicrohttpd_cannot_read_gets_one_400_and_a_close(self):
+        """libmicrohttpd 0.9.75 answers these itself and then sends its
+        header block a second time (issue 19, 7): folio answers once, as
+        nginx, and the connection is closed after it."""
+        smuggled = b"GET /missing HTTP/1.1\r\nHost: t\r\n\r\n"
+        for i, value in enumerate((b"-1", b"abc", b"3, 3", b"1" + b"0" * 23, b"5, 6", b"+5", b"0x10")):
+            before = self.log_synced("/tiny.css?sync=%d" % i)
+            resp = until_close(self.server.port, request(headers=b"Host: t\r\nContent-Length: " + value + b"\r\n")
+                               + smuggled)
+            self.assertEqual(responses(resp), [400], (value, resp[:400]))
+            self.assertEqual(resp.count(b"\r\n\r\n"), 1, (value, resp[:400]))
+            self.assertEqual(header(resp, "Connection"), "close")
+            body = resp.split(b"\r\n\r\n", 1)[1]
+            self.assertEqual(int(header(resp, "Content-Length")), len(body), value)
+            lines = self.server.wait_log(before + 1)[before:]
+            self.assertEqual(len(lines), 1, (value, lines))
+            self.assertRegex(lines[0], r'" 400 %d\b' % len(body), value)
+        self.assertTrue(self.server.alive())
+
+    def test_a_bare_cr_in_a_value_and_chunked_twice_are_400(self):
+        """RFC 9110 5.5 and RFC 9112 6.1, as nginx (issue 19, 12)."""
+        for lines in (b"X-A: a\rb\r\n", b"User-Agent: x\r\rGET /missing HTTP/1.1\r\n",
+                      b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"):
+            body = b"0\r\n\r\n" if b"chunked" in lines else b""
+            resp = until_close(self.server.port, request(headers=b"Host: t\r\n" + lines, body=body))
+            self.assertEqual(responses(resp), [400], (lines, resp[:300]))
+
     def test_a_body_on_get_is_read_and_the_response_sent(self):
         resp = self.server.raw(request(headers=b"Host: t\r\nContent-Length: 5\r\n", body=b"hello"))
         self.assertEqual(status_of(resp), 200, resp[:200])
@@ -247,6 +339,26 @@ class Fields(ArticleTestCase):
             self.assertIn(header(resp, "Content-Length"), (None, header(ok, "Content-Length")))
             self.assertNotEqual(header(ok, "Content-Length"), "0")
             self.assertTrue(resp.endswith(b"\r\n\r\n"), resp[-40:])
+            # RFC 9110 15.4.5: with an ETag, no other metadata (issue 19; nginx, lighttpd).
+            self.assertEqual(header(resp, "ETag"), etag.decode())
+            self.assertIsNone(header(resp, "Last-Modified"))
+            self.assertIsNotNone(header(ok, "Last-Modified"))
+
+
+class TrustedProxyLog(ArticleTestCase):
+    """--trust-proxy: the common log's first field is never empty (issue 19, 12)."""
+    server_args = ("--trust-proxy",)
+
+    def test_an_empty_forwarded_for_logs_the_peer(self):
+        for value in (b"", b" ", b"203.0.113.9, ", b"203.0.113.9,"):
+            before = len(self.server.log_lines)
+            resp = self.server.raw(request(headers=b"Host: t\r\nX-Forwarded-For: " + value + b"\r\n"))
+            self.assertEqual(status_of(resp), 200)
+            line = self.server.wait_log(before + 1)[before]
+            self.assertTrue(line.startswith("127.0.0.1 - - ["), (value, line))
+        before = len(self.server.log_lines)
+        self.server.raw(request(headers=b"Host: t\r\nX-Forwarded-For: 198.51.100.7, 203.0.113.9\r\n"))
+        self.assertTrue(self.server.wait_log(before + 1)[before].startswith("203.0.113.9 - - ["))
 
 
 class Redirects(ArticleTestCase):
@@ -510,6 +622,43 @@ class Slowloris(ArticleTestCase):
                 time.sleep(0.05)
         self.assertTrue(ended, "a never-ending body held its connection")
         self.assertLess(time.time() - start, 2 + 2.5 * SLOWDOWN)
+
+
+class SlowlorisAtTheCap(ArticleTestCase):
+    """More slow heads than the connection cap, each within the per-address
+    limit and far from the header deadline: a client that sends its request
+    at once is still served, for the oldest waiting head is closed to make
+    room for it (issue 19)."""
+    server_args = ("--header-timeout", "60", "--timeout", "60", "--connection-limit", "20",
+                   "--per-ip-limit", "8", "--threads", "2", "--log-format", "json")
+
+    def test_a_normal_client_is_served_at_once(self):
+        hogs = []
+        try:
+            for i in range(25):
+                s = socket.socket()
+                s.bind(("127.0.0.%d" % (2 + i % 4), 0))
+                s.settimeout(5)
+                s.connect(("127.0.0.1", self.server.port))
+                s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n")  # and never the rest
+                hogs.append(s)
+            for _ in range(3):
+                resp = until_close(self.server.port, request(), timeout=10)
+                self.assertEqual(status_of(resp), 200, resp[:200])
+            # The per-address limit still holds.
+            over = [socket.create_connection(("127.0.0.1", self.server.port), timeout=10,
+                                             source_address=("127.0.0.6", 0)) for _ in range(9)]
+            try:
+                self.assertEqual(over[-1].recv(1024), b"")  # the ninth is closed unanswered
+            except ConnectionResetError:
+                pass
+            finally:
+                for s in over:
+                    s.close()
+        finally:
+            for s in hogs:
+                s.close()
+        self.assertTrue(self.server.alive(patience=2))
 
 
 class SlowResponse(ArticleTestCase):
