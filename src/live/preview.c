@@ -10,6 +10,7 @@
 /* See live_hook.h: livereload_client_tag. */
 static void preview_script_tag(void *ctx, size_t depth, char *out, size_t size)
 {
+    (void)ctx; /* the hook's signature: no state */
     livereload_client_tag(depth, out, size);
 }
 

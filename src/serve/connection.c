@@ -305,6 +305,7 @@ void connection_expect_headers(const struct connection_daemon *d, struct MHD_Con
 static enum MHD_Result find_close(void *cls, enum MHD_ValueKind kind, const char *name, size_t name_len,
                                   const char *value, size_t value_len)
 {
+    (void)kind; (void)value_len; /* libmicrohttpd's signature */
     bool *close = cls;
     if (name_len == sizeof(MHD_HTTP_HEADER_CONNECTION) - 1 && strcasecmp(name, MHD_HTTP_HEADER_CONNECTION) == 0 &&
         request_lists_token(value, "close")) {

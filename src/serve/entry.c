@@ -178,6 +178,7 @@ static struct body *build_transformed(struct lookup *l, const void *arg)
 /* The file's bytes, for a small file sent with its headers. */
 static struct body *build_identity(struct lookup *l, const void *unused)
 {
+    (void)unused; /* the builder's signature */
     return read_whole(l->rep->fd, l->rep->size);
 }
 
@@ -202,6 +203,7 @@ static struct body *build_coded(struct lookup *l, const void *arg)
 /* libmagic's type for the file, as a NUL-terminated body. */
 static struct body *build_mime(struct lookup *l, const void *unused)
 {
+    (void)unused; /* the builder's signature */
     char *type = mime_sniff(l->rep->fd);
     struct body *b = type ? body_from(type, strlen(type) + 1) : NULL;
     free(type);

@@ -39,6 +39,7 @@ struct http_server {
 static enum MHD_Result admit_field(void *cls, enum MHD_ValueKind kind, const char *name,
                                    size_t name_len, const char *value, size_t value_len)
 {
+    (void)kind; /* libmicrohttpd's signature */
     return admission_field(cls, name, name_len, value, value_len) ? MHD_YES : MHD_NO;
 }
 
@@ -99,6 +100,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
                                       const char *method, const char *version,
                                       const char *upload_data, size_t *upload_size, void **req_cls)
 {
+    (void)upload_data; (void)cls; (void)url; /* libmicrohttpd's signature */
     struct exchange *ex = *req_cls;
     if (!ex) {
         return MHD_NO;
@@ -172,8 +174,8 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
 }
 
 /* The access-log line of a completed request (see log_request_line). */
-static void log_exchange(struct http_server *s, struct MHD_Connection *conn, const struct exchange *ex,
-                         unsigned status, uint64_t bytes)
+static void log_exchange(struct MHD_Connection *conn, const struct exchange *ex, unsigned status,
+                         uint64_t bytes)
 {
     if (ex->config->quiet) {
         return;
@@ -222,7 +224,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
         status = answered;
         bytes = answered_bytes;
     }
-    log_exchange(s, conn, ex, status, bytes);
+    log_exchange(conn, ex, status, bytes);
     connection_request_done(c, connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol, why));
     settings_release(s->ctx.settings, ex->config);
     free(ex->sent_target);
@@ -234,6 +236,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
 /* libmicrohttpd's accept policy: every connection, until the server quiesces. */
 static enum MHD_Result accept_unless_quiesced(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
+    (void)addr; (void)addrlen; /* libmicrohttpd's signature */
     const struct http_server *s = cls;
     return atomic_load(&s->quiesced) ? MHD_NO : MHD_YES;
 }

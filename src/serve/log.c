@@ -201,6 +201,7 @@ static atomic_uint_fast64_t dropped_total;
  * the lock (blocking there is its job), for as long as the process lives. */
 static void *writer_main(void *unused)
 {
+    (void)unused; /* pthread_create's signature */
     static char chunk[64 << 10];
     pthread_mutex_lock(&ring.lock);
     for (;;) {

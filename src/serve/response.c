@@ -37,6 +37,7 @@ struct MHD_Response *response_from_body(struct body *b, uint64_t offset, uint64_
 /* The body reader of a 304: never called, as no 304 has a body. */
 static ssize_t never_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
+    (void)cls; (void)pos; (void)buf; (void)max; /* libmicrohttpd's signature */
     return MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
