@@ -153,6 +153,16 @@ void deadline_remove(struct deadline_watch *w, struct deadline_entry *e)
     free(e);
 }
 
+void deadline_expire_all(struct deadline_watch *w)
+{
+    pthread_mutex_lock(&w->lock);
+    for (struct deadline_entry *e = w->head; e; e = e->next) {
+        atomic_store(&e->deadline_ms, 1); /* due long ago */
+    }
+    expire(w, clock_now_ms());
+    pthread_mutex_unlock(&w->lock);
+}
+
 uint64_t deadline_expired(const struct deadline_watch *w)
 {
     return atomic_load(&((struct deadline_watch *)w)->expired);

@@ -39,6 +39,12 @@ bool deadline_was_expired(const struct deadline_entry *e);
 /* Stops watching e and frees it; call before its socket is closed. Accepts NULL. */
 void deadline_remove(struct deadline_watch *w, struct deadline_entry *e);
 
+/* Resets every watched socket at once, as if each were past its deadline:
+ * the end of a graceful stop's grace, so every client still connected sees
+ * its connection end now rather than when the process is gone (in a
+ * container the queued bytes and the FIN go with its network). */
+void deadline_expire_all(struct deadline_watch *w);
+
 /* How many sockets the watcher has shut down so far. */
 uint64_t deadline_expired(const struct deadline_watch *w);
 

@@ -399,6 +399,9 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     for (unsigned waited = 0; atomic_load(&s->in_flight) > 0 && waited < grace_s * 50; waited++) {
         nanosleep(&tick, NULL);
     }
+    if (atomic_load(&s->in_flight) > 0) {
+        deadline_expire_all(s->conns.deadlines); /* the grace is over: what is left is reset now */
+    }
     MHD_stop_daemon(s->daemon);
     deadline_watch_stop(s->conns.deadlines);
     /* The last lines, unless nobody reads them; then say what was lost. */

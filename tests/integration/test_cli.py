@@ -279,6 +279,34 @@ class Shutdown(Fixture):
         self.assertGreater(got["bytes"], 24 << 20)  # the whole body (plus headers) arrived
         os.remove(big)
 
+    def test_what_is_left_at_the_end_of_the_grace_is_reset_at_once(self):
+        """A client that stops reading holds its download past --grace: folio then
+        resets it and exits 0 (issue 21, 1). The client learns at once, not when
+        its own timeout runs out (in a container the queued bytes and FIN would
+        vanish with folio's network)."""
+        big = os.path.join(self.root, "assets", "big.bin")
+        with open(big, "wb") as f:
+            f.write(os.urandom(1 << 20) * 24)
+        s = Server(self.root, "--grace", "1").__enter__()
+        try:
+            with socket.create_connection(("127.0.0.1", s.port), timeout=10) as c:
+                c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                c.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+                self.assertTrue(c.recv(4096).startswith(b"HTTP/1.1 200"))
+                started = time.time()
+                self.assertEqual(s.stop(), 0)  # SIGTERM: the grace passes with the body unsent
+                received = 0
+                with self.assertRaises(ConnectionResetError):
+                    while True:
+                        chunk = c.recv(1 << 20)
+                        if not chunk:
+                            break
+                        received += len(chunk)
+                self.assertLess(received, 24 << 20)
+                self.assertLess(time.time() - started, 8)
+        finally:
+            os.remove(big)
+
 
 if __name__ == "__main__":
     main()
