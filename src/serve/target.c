@@ -205,8 +205,13 @@ static enum MHD_Result serve_in_route(struct MHD_Connection *conn, struct exchan
             return respond_ready(conn, ex, &ready);
         }
     }
+    /* A miss may be a folder swapped under the route: opened again when it
+     * was re-opened since, which a miss looks for at most every 50 ms and
+     * without a lock's wait (routes_missed), so a 404 flood costs no more
+     * than hits do. */
+    uint64_t generation = routes_generation(route);
     enum resolve_status found = resolve_open(route->dir_fd, rel, &fd, &st, &err);
-    if (found == RESOLVED_NOT_FOUND && routes_check(route, true) == ROUTE_REOPENED) {
+    if (found == RESOLVED_NOT_FOUND && routes_missed(route, generation)) {
         found = resolve_open(route->dir_fd, rel, &fd, &st, &err); /* the folder was swapped */
     }
     if (moved && (found == RESOLVED_FILE || found == RESOLVED_DIRECTORY)) {
