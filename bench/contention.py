@@ -12,8 +12,11 @@ connections loads
   404       missing addresses under a flood (the miss path, routes_missed)
 
 and reports requests/s and server CPU per request (utime + stime from /proc)
-per class, and the ratio one / many: 1.0 is "one file scales like different
-files". Run it with two builds to see before and after:
+per class, the ratio one / many (1.0: one file scales like different files),
+and futex calls per request in the server (perf stat on the
+syscalls:sys_enter_futex tracepoint): a thread that waits for a lock another
+holds makes one, so this counts contention itself, which on a shared 2-core
+machine shows where requests/s is mostly noise. Run it with two builds to see before and after:
 
     python3 bench/contention.py --folio main=/tmp/main/src/folio --folio after=build-rel/src/folio
     python3 bench/contention.py --size 256K --connections 128 --threads 2,8
@@ -25,7 +28,9 @@ import importlib.util
 import os
 import random
 import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -66,12 +71,22 @@ def run(server, lua, args):
     a = argparse.Namespace(wrk_threads=args.wrk_threads, connections=args.connections)
     if args.warmup:
         ab.wrk(server.base() + "/", {}, args.warmup, a, lua)
+    perf = subprocess.Popen(["perf", "stat", "-x,", "-e", "syscalls:sys_enter_futex", "-p",
+                             str(server.proc.pid)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True) if args.futex else None
     cpu0 = server.cpu_seconds()
     busy0 = hb.machine_busy()
     r = ab.wrk(server.base() + "/", {}, args.duration, a, lua)
     cpu = server.cpu_seconds() - cpu0
     secs = r["duration_us"] / 1e6
+    futex = 0
+    if perf:
+        perf.send_signal(signal.SIGINT)
+        out = perf.communicate(timeout=10)[1]
+        futex = next((int(l.split(",")[0]) for l in out.splitlines()
+                      if "sys_enter_futex" in l and l.split(",")[0].isdigit()), 0)
     return dict(rps=r["requests"] / secs, cpu_us=cpu * 1e6 / max(r["requests"], 1),
+                futex=futex / max(r["requests"], 1),
                 p99_ms=r["p99_us"] / 1000, errors=r["connect"] + r["read"] + r["write"] + r["timeout"],
                 other=max(0.0, (hb.machine_busy() - busy0 - cpu - r["wrk_cpu_s"]) / secs))
 
@@ -88,9 +103,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (3)")
     ap.add_argument("--duration", type=int, default=3, help="seconds per measured run (3)")
     ap.add_argument("--warmup", type=int, default=1, help="seconds of warm-up (1)")
+    ap.add_argument("--no-futex", dest="futex", action="store_false",
+                    help="do not count futex calls (perf stat; it costs a little)")
     ap.add_argument("--class", dest="classes", default="one,many,404", help="classes (one,many,404)")
     args = ap.parse_args()
-    ab.ensure({"wrk": "wrk"})
+    ab.ensure({"wrk": "wrk"} | ({"perf": "linux-perf"} if args.futex else {}))
     tmp = tempfile.mkdtemp(prefix="folio-contention-")
     servers = []
     try:
@@ -115,18 +132,19 @@ def main():
                     r = run(s, luas[c], args)
                     runs.setdefault((c, s.name), []).append(r)
                     ab.log(f"  round {rnd + 1} {c:<5} {s.name:<16} {r['rps']:9.0f} req/s "
-                           f"{r['cpu_us']:7.1f} µs/req p99 {r['p99_ms']:.2f} ms others {r['other']:.2f} CPUs"
+                           f"{r['cpu_us']:7.1f} µs/req {r['futex']:.3f} futex/req p99 {r['p99_ms']:.2f} ms others {r['other']:.2f} CPUs"
                            + (f" ERRORS {r['errors']}" if r["errors"] else ""))
         med = {k: {m: statistics.median(x[m] for x in v) for m in v[0]} for k, v in runs.items()}
         print(f"\n{os.cpu_count()} vCPU, load average {' '.join(f'{x:.2f}' for x in load)} at the start, "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end; wrk -t{args.wrk_threads} "
               f"-c{args.connections}; {args.files} files of {args.size // 1024} KiB; medians of "
               f"{args.rounds} interleaved rounds of {args.duration} s.\n")
-        print("| server | " + " | ".join(f"{c} req/s, µs/req" for c in classes)
+        print("| server | " + " | ".join(f"{c}: req/s, µs/req, futex/req" for c in classes)
               + (" | one / many req/s |" if "one" in classes and "many" in classes else " |"))
         print("|---|" + "---:|" * (len(classes) + ("one" in classes and "many" in classes)))
         for s in servers:
-            cells = [f"{med[(c, s.name)]['rps']:,.0f}, {med[(c, s.name)]['cpu_us']:.1f}" for c in classes]
+            cells = [f"{med[(c, s.name)]['rps']:,.0f}, {med[(c, s.name)]['cpu_us']:.1f}, "
+                     f"{med[(c, s.name)]['futex']:.3f}" for c in classes]
             if "one" in classes and "many" in classes:
                 cells.append(f"**{med[('one', s.name)]['rps'] / med[('many', s.name)]['rps']:.2f}**")
             print(f"| {s.name} | " + " | ".join(cells) + " |")
