@@ -1,5 +1,6 @@
 #include "ready.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
@@ -72,13 +73,19 @@ static unsigned thread_slot(void)
 }
 
 /* A new reference to the ready entry (route, rel, variant) when the file is
- * still the version it was made from; NULL otherwise. */
+ * still the version it was made from; NULL otherwise, with *missing set
+ * when nothing is at rel (ENOENT, ENOTDIR: then no open beneath the folder,
+ * which follows less than fstatat does, can find a file there either). */
 static struct body *ready_find(struct ready_pool *p, const struct route *route, const char *rel,
-                               const char *variant)
+                               const char *variant, bool *missing)
 {
     struct stat st;
     char key[2 * PATH_MAX];
-    if (fstatat(route->dir_fd, rel, &st, 0) != 0 || !S_ISREG(st.st_mode) ||
+    if (fstatat(route->dir_fd, rel, &st, 0) != 0) {
+        *missing = errno == ENOENT || errno == ENOTDIR;
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) ||
         !entry_key(route->dir, rel, key, sizeof(key))) {
         return NULL;
     }
@@ -102,11 +109,12 @@ static void answer(struct body *b, unsigned status, struct ready_answer *out)
 /* See ready.h. */
 bool ready_lookup(struct ready_pool *p, const struct entry_server *entries,
                   const struct route *route, const char *rel, const struct entry_facts *f,
-                  const struct precondition_headers *pre, struct ready_answer *out)
+                  const struct precondition_headers *pre, struct ready_answer *out, bool *missing)
 {
     char variant[READY_VARIANT_MAX];
+    *missing = false;
     struct body *b = !f->has_range && entry_response_variant(entries, f, false, variant, sizeof(variant))
-        ? ready_find(p, route, rel, variant) : NULL;
+        ? ready_find(p, route, rel, variant, missing) : NULL;
     if (!b) {
         return false;
     }
@@ -259,7 +267,8 @@ bool ready_not_found(struct ready_pool *p, const struct entry_server *entries,
     if (!root || !entry_response_variant(entries, f, true, variant, sizeof(variant))) {
         return false;
     }
-    struct body *b = ready_find(p, root, "404.html", variant);
+    bool missing;
+    struct body *b = ready_find(p, root, "404.html", variant, &missing);
     struct entry_rep page = {.fd = -1}; /* released even when entry_not_found finds none */
     if (!b) {
         uint64_t generation = cache_generation(p->cache);
