@@ -183,17 +183,24 @@ static void *flood_misses(void *arg)
  * per ROUTES_MISS_INTERVAL_MS, never wait for the lock a look takes (held
  * here by the test, they still all return), and a swap is still seen by a
  * miss, at once by the generation when someone else re-opened it. */
+/* The default routes of the test root, opened; c is set up for them. */
+static void open_default_routes(struct config *c, struct routes *r)
+{
+    config_init(c);
+    free(c->root);
+    c->root = strdup(root);
+    char err[256];
+    assert_true(routes_open(r, c, err, sizeof(err)));
+}
+
 static void test_misses_do_not_take_the_lock(void **state)
 {
     struct config c;
-    config_init(&c);
-    free(c.root);
-    c.root = strdup(root);
-    char err[256], www[128], v3[128];
+    struct routes r;
+    open_default_routes(&c, &r);
+    char www[128], v3[128];
     snprintf(www, sizeof(www), "%s/www", root);
     snprintf(v3, sizeof(v3), "%s/www-v3", root);
-    struct routes r;
-    assert_true(routes_open(&r, &c, err, sizeof(err)));
     bool bare;
     const struct route *top = routes_match(&r, "/", &bare);
     struct route *held = &r.items[top - r.items];
