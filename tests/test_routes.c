@@ -2,12 +2,14 @@
  * folder is named in the error. */
 #include "cmocka_prelude.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "serve/routes.h"
 
@@ -159,11 +161,110 @@ static void test_replaced_folders_are_reopened(void **state)
     config_finish(&c);
 }
 
+#define FLOOD_THREADS 4
+#define FLOOD_MISSES 20000
+
+struct flood {
+    const struct route *route;
+    uint64_t seen;
+    unsigned retries; /* misses told to open again */
+};
+
+static void *flood_misses(void *arg)
+{
+    struct flood *f = arg;
+    for (int i = 0; i < FLOOD_MISSES; i++) {
+        f->retries += routes_missed(f->route, f->seen);
+    }
+    return NULL;
+}
+
+/* A 404 flood: misses from several threads look at the folder at most once
+ * per ROUTES_MISS_INTERVAL_MS, never wait for the lock a look takes (held
+ * here by the test, they still all return), and a swap is still seen by a
+ * miss, at once by the generation when someone else re-opened it. */
+/* The default routes of the test root, opened; c is set up for them. */
+static void open_default_routes(struct config *c, struct routes *r)
+{
+    config_init(c);
+    free(c->root);
+    c->root = strdup(root);
+    char err[256];
+    assert_true(routes_open(r, c, err, sizeof(err)));
+}
+
+static void test_misses_do_not_take_the_lock(void **state)
+{
+    struct config c;
+    struct routes r;
+    open_default_routes(&c, &r);
+    char www[128], v3[128];
+    snprintf(www, sizeof(www), "%s/www", root);
+    snprintf(v3, sizeof(v3), "%s/www-v3", root);
+    bool bare;
+    const struct route *top = routes_match(&r, "/", &bare);
+    struct route *held = &r.items[top - r.items];
+
+    /* The lock held (a look under way): every miss returns, none looks. */
+    assert_int_equal(pthread_mutex_lock(&held->lock), 0);
+    uint64_t looks = atomic_load(&top->looks);
+    pthread_t threads[FLOOD_THREADS];
+    struct flood floods[FLOOD_THREADS];
+    for (int i = 0; i < FLOOD_THREADS; i++) {
+        floods[i] = (struct flood){.route = top, .seen = routes_generation(top)};
+        assert_int_equal(pthread_create(&threads[i], NULL, flood_misses, &floods[i]), 0);
+    }
+    for (int i = 0; i < FLOOD_THREADS; i++) {
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+        assert_int_equal(floods[i].retries, 0);
+    }
+    assert_int_equal(atomic_load(&top->looks), looks);
+    assert_int_equal(pthread_mutex_unlock(&held->lock), 0);
+
+    /* Unlocked: at most one look per interval over the whole flood. */
+    int64_t start = clock_now_ms();
+    for (int i = 0; i < FLOOD_THREADS; i++) {
+        assert_int_equal(pthread_create(&threads[i], NULL, flood_misses, &floods[i]), 0);
+    }
+    for (int i = 0; i < FLOOD_THREADS; i++) {
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+        assert_int_equal(floods[i].retries, 0); /* nothing was swapped */
+    }
+    int64_t elapsed = clock_now_ms() - start;
+    assert_in_range(atomic_load(&top->looks) - looks, 0,
+                    (uint64_t)(elapsed / ROUTES_MISS_INTERVAL_MS) + 1);
+
+    /* A swap is seen by a miss: within the interval under a flood ... */
+    uint64_t before = routes_generation(top);
+    assert_int_equal(rename(www, v3), 0);
+    assert_int_equal(mkdir(www, 0755), 0);
+    bool retried = false;
+    for (int64_t end = clock_now_ms() + 5000; !retried && clock_now_ms() < end;) {
+        retried = routes_missed(top, before);
+    }
+    assert_true(retried);
+    assert_true(holds(top, www));
+    assert_true(routes_missed(top, before)); /* ... and by every miss that began before it */
+    assert_false(routes_missed(top, routes_generation(top)));
+
+    /* ... at once when the watcher re-opened it: no look of its own. */
+    before = routes_generation(top);
+    assert_int_equal(rmdir(www), 0);
+    assert_int_equal(rename(v3, www), 0);
+    assert_int_equal(routes_check(top, true), ROUTE_REOPENED);
+    looks = atomic_load(&top->looks);
+    assert_true(routes_missed(top, before));
+    assert_int_equal(atomic_load(&top->looks), looks);
+    routes_close(&r);
+    config_finish(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_match),
         cmocka_unit_test(test_replaced_folders_are_reopened),
+        cmocka_unit_test(test_misses_do_not_take_the_lock),
         cmocka_unit_test(test_missing_folder),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);

@@ -36,7 +36,7 @@ const struct setting config_settings[] = {
     {"grace", KIND_UINT, AT(grace), 0, 3600, "S", "on SIGTERM, wait this long for requests in flight (8)", NULL, true},
     {"connection-limit", KIND_UINT, AT(connection_limit), 1, 1000000, "N", "concurrent connections (1024)", NULL, false},
     {"per-ip-limit", KIND_UINT, AT(per_ip_limit), 0, 1000000, "N", "connections from one address, 0 for none (256)", NULL, false},
-    {"header-limit", KIND_BYTES, AT(header_limit), 4096, 16u << 20, "BYTES", "request line and headers (32K)", NULL, false},
+    {"header-limit", KIND_BYTES, AT(header_limit), 4096, 16u << 20, "BYTES", "connection memory; a request head of about half is taken (16K)", NULL, false},
     {"cache-size", KIND_BYTES, AT(cache_size), 0, 4095u << 20, "BYTES", "memory for compressed bodies (64M)", NULL, false},
     {"gzip-level", KIND_UINT, AT(gzip_level), 1, 9, "N", "gzip level (6)", NULL, true},
     {"header-timeout", KIND_UINT, AT(header_timeout), 1, 86400, "S", "whole request line and headers (60)", NULL, false},
@@ -84,7 +84,7 @@ void config_init(struct config *c)
         .grace = 8, /* under Docker's and compose's 10 s stop timeout, so folio ends its own connections */
         .connection_limit = 1024,
         .per_ip_limit = 256,
-        .header_limit = 32 * 1024,
+        .header_limit = 16 * 1024,
         .cache_size = 64u << 20,
         .gzip_level = 6,
         .header_timeout = 60,

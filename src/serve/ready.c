@@ -1,12 +1,16 @@
 #include "ready.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/body.h"
+#include "base/config.h"
 #include "base/url_prefix.h"
 #include "cache.h"
 #include "entry.h"
@@ -20,38 +24,68 @@
  * small files, 2.8 KB a file with a ready entry against 0.3 KB without. */
 #define READY_COST 2560
 
+/* A response sent by sendfile holds its mutex for the whole send in
+ * libmicrohttpd 0.9.75, so one shared 200 would make the threads send one
+ * file one at a time. An entry that sends from a descriptor therefore keeps
+ * one 200 per worker thread (up to READY_SENDERS_MAX), each on its own dup
+ * of the descriptor (a response closes its own), and a thread always queues
+ * its own: two threads never share one. Bytes in memory need no lock: one. */
+#define READY_SENDERS_MAX 8
+
 /* One ready entry: a cache body's attachment (body.h). */
 struct ready {
-    struct MHD_Response *full, *not_modified; /* 200 and 304, shared, never changed */
+    struct MHD_Response *full[READY_SENDERS_MAX]; /* 200s, shared, never changed */
+    struct MHD_Response *not_modified;            /* 304 */
+    unsigned senders;                             /* full[] made */
     uint64_t size;
     time_t mtime;
     char etag[80];
-    atomic_uint *fds; /* the pool's count of descriptors held, when this holds one */
+    atomic_uint *fds; /* the pool's count of descriptors held, when this holds some */
 };
 
-/* The last reference to a ready entry went: its responses and descriptor go
- * once the connections still sending them are done. */
+/* The last reference to a ready entry went: its responses and descriptors
+ * go once the connections still sending them are done. */
 static void ready_free(void *attached)
 {
     struct ready *r = attached;
-    MHD_destroy_response(r->full);
+    for (unsigned i = 0; i < r->senders; i++) {
+        MHD_destroy_response(r->full[i]);
+    }
     if (r->not_modified) {
         MHD_destroy_response(r->not_modified);
     }
     if (r->fds) {
-        atomic_fetch_sub(r->fds, 1);
+        atomic_fetch_sub(r->fds, r->senders);
     }
     free(r);
 }
 
+/* This thread's number, from 0 in the order threads first ask: with one
+ * 200 per worker, threads never share one. */
+static unsigned thread_slot(void)
+{
+    static atomic_uint next;
+    static _Thread_local unsigned slot = UINT_MAX;
+    if (slot == UINT_MAX) {
+        slot = atomic_fetch_add(&next, 1);
+    }
+    return slot;
+}
+
 /* A new reference to the ready entry (route, rel, variant) when the file is
- * still the version it was made from; NULL otherwise. */
+ * still the version it was made from; NULL otherwise, with *missing set
+ * when nothing is at rel (ENOENT, ENOTDIR: then no open beneath the folder,
+ * which follows less than fstatat does, can find a file there either). */
 static struct body *ready_find(struct ready_pool *p, const struct route *route, const char *rel,
-                               const char *variant)
+                               const char *variant, bool *missing)
 {
     struct stat st;
     char key[2 * PATH_MAX];
-    if (fstatat(route->dir_fd, rel, &st, 0) != 0 || !S_ISREG(st.st_mode) ||
+    if (fstatat(route->dir_fd, rel, &st, 0) != 0) {
+        *missing = errno == ENOENT || errno == ENOTDIR;
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) ||
         !entry_key(route->dir, rel, key, sizeof(key))) {
         return NULL;
     }
@@ -66,7 +100,7 @@ static void answer(struct body *b, unsigned status, struct ready_answer *out)
     const struct ready *r = b->attached;
     *out = (struct ready_answer){
         .holder = b,
-        .resp = status == 304 ? r->not_modified : r->full,
+        .resp = status == 304 ? r->not_modified : r->full[thread_slot() % r->senders],
         .status = status,
         .size = r->size,
     };
@@ -75,11 +109,12 @@ static void answer(struct body *b, unsigned status, struct ready_answer *out)
 /* See ready.h. */
 bool ready_lookup(struct ready_pool *p, const struct entry_server *entries,
                   const struct route *route, const char *rel, const struct entry_facts *f,
-                  const struct precondition_headers *pre, struct ready_answer *out)
+                  const struct precondition_headers *pre, struct ready_answer *out, bool *missing)
 {
     char variant[READY_VARIANT_MAX];
+    *missing = false;
     struct body *b = !f->has_range && entry_response_variant(entries, f, false, variant, sizeof(variant))
-        ? ready_find(p, route, rel, variant) : NULL;
+        ? ready_find(p, route, rel, variant, missing) : NULL;
     if (!b) {
         return false;
     }
@@ -93,39 +128,92 @@ bool ready_lookup(struct ready_pool *p, const struct entry_server *entries,
     return true;
 }
 
-/* A ready entry made from rep, whose bytes it takes; NULL when the
- * descriptors ready entries may hold are all taken (rep untouched) or memory
- * ran out (rep's bytes may be gone: *out_of_memory). */
-static struct body *ready_create(struct ready_pool *p, struct entry_rep *rep, bool *out_of_memory)
+/* How many of the senders 200s wanted a descriptor-backed entry may have:
+ * all when the pool's descriptors allow, else one, else none (0). */
+static unsigned take_fds(struct ready_pool *p, unsigned wanted)
+{
+    for (unsigned n = wanted; n > 0; n = n > 1 ? 1 : 0) {
+        if (atomic_fetch_add(&p->fds, n) + n <= READY_FDS_MAX) {
+            return n;
+        }
+        atomic_fetch_sub(&p->fds, n);
+    }
+    return 0;
+}
+
+/* Makes up to n 200s in r from rep: n - 1 on a dup of its descriptor each
+ * (fewer when no descriptor is left), then the first, which takes rep's
+ * descriptor or body. r->senders says how many were made; false when
+ * memory ran out (those made are in r->full from 1). */
+static bool make_senders(struct ready *r, struct entry_rep *rep, unsigned n)
+{
+    r->senders = 1;
+    for (unsigned i = 1; i < n; i++) {
+        struct entry_rep copy = {.fd = fcntl(rep->fd, F_DUPFD_CLOEXEC, 0), .size = rep->size};
+        if (copy.fd < 0) {
+            break; /* fewer senders, not an error */
+        }
+        r->full[i] = response_from_rep(&copy, 0, rep->size);
+        if (!r->full[i]) {
+            close(copy.fd);
+            return false;
+        }
+        r->senders = i + 1;
+    }
+    r->full[0] = response_from_rep(rep, 0, rep->size);
+    return r->full[0] != NULL;
+}
+
+/* Destroys what ready_create made of r before it failed, and r. */
+static void ready_unmake(struct ready *r)
+{
+    if (r) {
+        for (unsigned i = 1; i < r->senders; i++) {
+            MHD_destroy_response(r->full[i]); /* closes its dup */
+        }
+        if (r->not_modified) {
+            MHD_destroy_response(r->not_modified);
+        }
+    }
+    free(r);
+}
+
+/* A ready entry made from rep, whose bytes it takes, with up to senders
+ * 200s; NULL when the descriptors ready entries may hold are all taken
+ * (rep untouched) or memory ran out (rep's bytes may be gone:
+ * *out_of_memory). */
+static struct body *ready_create(struct ready_pool *p, struct entry_rep *rep, unsigned senders,
+                                 bool *out_of_memory)
 {
     bool holds_fd = !rep->body && rep->size > 0;
+    unsigned wanted = senders < 1 ? 1 : senders > READY_SENDERS_MAX ? READY_SENDERS_MAX : senders;
+    unsigned n = holds_fd ? take_fds(p, wanted) : 1;
     *out_of_memory = false;
-    if (holds_fd && atomic_fetch_add(&p->fds, 1) >= READY_FDS_MAX) {
-        atomic_fetch_sub(&p->fds, 1);
+    if (n == 0) {
         return NULL;
     }
     struct body *b = body_create(0);
     struct ready *r = b ? calloc(1, sizeof(*r)) : NULL;
+    bool made = false;
     if (r) {
         *r = (struct ready){.size = rep->size, .mtime = rep->mtime, .fds = holds_fd ? &p->fds : NULL};
         memcpy(r->etag, rep->etag, sizeof(r->etag));
-        b->weight = READY_COST + (rep->body ? rep->size : 0);
         r->not_modified = response_not_modified(rep->size);
-        r->full = r->not_modified ? response_from_rep(rep, 0, rep->size) : NULL;
+        made = r->not_modified && make_senders(r, rep, n);
     }
-    if (!r || !r->full) {
-        if (r && r->not_modified) {
-            MHD_destroy_response(r->not_modified);
-        }
-        free(r);
+    if (holds_fd) { /* the descriptors reserved and not used */
+        atomic_fetch_sub(&p->fds, made ? n - r->senders : n);
+    }
+    if (!made) {
+        ready_unmake(r);
         body_unref(b);
-        if (holds_fd) {
-            atomic_fetch_sub(&p->fds, 1);
-        }
         *out_of_memory = true;
         return NULL;
     }
-    response_add_common(r->full);
+    b->weight = READY_COST * r->senders + (rep->body ? rep->size : 0);
+    for (unsigned i = 0; i < r->senders; i++) {
+        response_add_common(r->full[i]);
+    }
     response_add_common(r->not_modified);
     b->attached = r;
     b->on_free = ready_free;
@@ -155,12 +243,14 @@ bool ready_make(struct ready_pool *p, const struct config *config,
         return false;
     }
     uint64_t generation = cache_generation(p->cache);
-    struct body *b = ready_create(p, rep, out_of_memory);
+    struct body *b = ready_create(p, rep, config->threads, out_of_memory);
     if (!b) {
         return false;
     }
     struct ready *r = b->attached;
-    response_add_rep_headers(r->full, config, rep, 200, 0, 0);
+    for (unsigned i = 0; i < r->senders; i++) {
+        response_add_rep_headers(r->full[i], config, rep, 200, 0, 0);
+    }
     response_add_rep_headers(r->not_modified, config, rep, 304, 0, 0);
     ready_keep(p, route, rel, variant, &rep->source, b, generation);
     answer(b, status, out);
@@ -177,16 +267,17 @@ bool ready_not_found(struct ready_pool *p, const struct entry_server *entries,
     if (!root || !entry_response_variant(entries, f, true, variant, sizeof(variant))) {
         return false;
     }
-    struct body *b = ready_find(p, root, "404.html", variant);
+    bool missing;
+    struct body *b = ready_find(p, root, "404.html", variant, &missing);
     struct entry_rep page = {.fd = -1}; /* released even when entry_not_found finds none */
     if (!b) {
         uint64_t generation = cache_generation(p->cache);
-        if (!entry_not_found(entries, root, f, &page) || !(b = ready_create(p, &page, out_of_memory))) {
+        if (!entry_not_found(entries, root, f, &page) || !(b = ready_create(p, &page, 1, out_of_memory))) {
             entry_rep_release(&page);
             return false;
         }
         struct ready *r = b->attached;
-        response_add_error_headers(r->full, 404);
+        response_add_error_headers(r->full[0], 404);
         ready_keep(p, root, "404.html", variant, &page.source, b, generation);
         entry_rep_release(&page);
     }

@@ -52,10 +52,12 @@ struct ready_answer {
 /* The answer for a whole request of rel beneath route from a client with
  * facts f (no Range), when a ready entry exists for the file's current
  * version and the preconditions pre pass (200) or give 304. False to take
- * the long way: no entry, another version, a 412. */
+ * the long way: no entry, another version, a 412; with *missing set when
+ * the look found nothing at rel at all (no open can find a file there: a
+ * 404, unless the folder was swapped). */
 bool ready_lookup(struct ready_pool *p, const struct entry_server *entries,
                   const struct route *route, const char *rel, const struct entry_facts *f,
-                  const struct precondition_headers *pre, struct ready_answer *out);
+                  const struct precondition_headers *pre, struct ready_answer *out, bool *missing);
 
 /* Makes rep, answered with status (200 or 304), a ready entry of (route,
  * rel, f), keeps it and fills out. False with *out_of_memory false, rep

@@ -72,6 +72,10 @@ bool routes_open(struct routes *r, const struct config *c, char *err, size_t err
         }
     }
     qsort(r->items, r->count, sizeof(*r->items), longest_prefix_first);
+    for (size_t i = 0; i < r->count; i++) { /* after the sort: a mutex is never moved */
+        pthread_mutex_init(&r->items[i].lock, NULL);
+    }
+    r->locks_made = true;
     return true;
 }
 
@@ -101,6 +105,9 @@ void routes_close(struct routes *r)
         if (r->items[i].dir_fd >= 0) {
             close(r->items[i].dir_fd);
         }
+        if (r->locks_made) {
+            pthread_mutex_destroy(&r->items[i].lock);
+        }
     }
     free(r->items);
     free(r->root);
@@ -109,13 +116,19 @@ void routes_close(struct routes *r)
 
 #define CHECK_INTERVAL_MS 1000
 
-static pthread_mutex_t reopen_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The state route is in, without looking. */
+static enum route_state held_state(const struct route *r)
+{
+    return atomic_load(&r->gone) ? ROUTE_GONE : ROUTE_SAME;
+}
 
 /* Compares the folder at r->configured with the one r->dir_fd holds and
- * re-opens it in place when they differ. Serialised: one re-open at a time. */
-static enum route_state look_again(struct route *r)
+ * re-opens it in place when they differ; a re-open (or a return) raises the
+ * generation once dir_fd names the folder. Under r->lock: one look at a
+ * time. */
+static enum route_state look_locked(struct route *r)
 {
-    pthread_mutex_lock(&reopen_lock);
+    atomic_fetch_add_explicit(&r->looks, 1, memory_order_relaxed);
     enum route_state state = ROUTE_SAME;
     struct stat there, held;
     if (stat(r->configured, &there) != 0 || !S_ISDIR(there.st_mode)) {
@@ -133,7 +146,7 @@ static enum route_state look_again(struct route *r)
                     r->configured);
             state = ROUTE_REOPENED;
         } else {
-            state = atomic_load(&r->gone) ? ROUTE_GONE : ROUTE_SAME;
+            state = held_state(r);
         }
         if (fd >= 0) {
             close(fd);
@@ -142,23 +155,57 @@ static enum route_state look_again(struct route *r)
         fprintf(stderr, "folio: route %s: folder %s is back\n", r->prefix, r->configured);
         state = ROUTE_REOPENED;
     }
-    pthread_mutex_unlock(&reopen_lock);
+    if (state == ROUTE_REOPENED) {
+        atomic_fetch_add_explicit(&r->generation, 1, memory_order_release);
+    }
     return state;
+}
+
+/* One look at r, after any under way (wait), or only if none is (!wait:
+ * then the state as it stands). */
+static enum route_state look_again(struct route *r, bool wait)
+{
+    if (wait) {
+        pthread_mutex_lock(&r->lock);
+    } else if (pthread_mutex_trylock(&r->lock) != 0) {
+        return held_state(r); /* another thread is looking: its answer will do */
+    }
+    enum route_state state = look_locked(r);
+    pthread_mutex_unlock(&r->lock);
+    return state;
+}
+
+/* Whether this thread takes the look that stamp, last set at least
+ * interval_ms ago, allows now: the one whose compare-and-swap moves it. */
+static bool my_turn(_Atomic int64_t *stamp, int64_t interval_ms)
+{
+    int64_t now = clock_now_ms();
+    int64_t last = atomic_load_explicit(stamp, memory_order_relaxed);
+    return now - last >= interval_ms && atomic_compare_exchange_strong(stamp, &last, now);
 }
 
 enum route_state routes_check(const struct route *route, bool missed)
 {
     /* The route's memory is the array routes_open allocated, never const
-     * itself: the atomics are the only fields written after start-up. */
+     * itself: the atomics and the lock are the only fields written after
+     * start-up. */
     struct route *r = (struct route *)route;
-    int64_t now = clock_now_ms();
-    int64_t last = atomic_load(&r->checked_ms);
-    if (!missed && (now - last < CHECK_INTERVAL_MS ||
-                    !atomic_compare_exchange_strong(&r->checked_ms, &last, now))) {
-        return atomic_load(&r->gone) ? ROUTE_GONE : ROUTE_SAME;
+    if (missed) {
+        atomic_store(&r->checked_ms, clock_now_ms());
+        return look_again(r, true);
     }
-    atomic_store(&r->checked_ms, now);
-    return look_again(r);
+    return my_turn(&r->checked_ms, CHECK_INTERVAL_MS) ? look_again(r, false) : held_state(r);
+}
+
+/* See routes.h: the generation first (a swap already seen costs no look),
+ * then a look when it is this miss's turn. */
+bool routes_missed(const struct route *route, uint64_t seen)
+{
+    struct route *r = (struct route *)route;
+    if (routes_generation(r) == seen && my_turn(&r->missed_ms, ROUTES_MISS_INTERVAL_MS)) {
+        look_again(r, false);
+    }
+    return routes_generation(r) != seen && !atomic_load(&r->gone);
 }
 
 /* See routes.h: a route's, or folio's own. */

@@ -9,11 +9,13 @@
  * re-opened by that path when routes_check sees it (on a request, or when
  * the live-reload watcher hears the swap): the new folder's fd is put in
  * the old one's place (dup3), so a request in flight never sees a closed
- * descriptor.
+ * descriptor, and the route's generation goes up, so a request that missed
+ * on the old folder knows to look again.
  */
 #ifndef FOLIO_ROUTES_H
 #define FOLIO_ROUTES_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,7 +29,11 @@ struct route {
     char *dir;         /* absolute, canonical (as it was at start-up) */
     char *configured;  /* absolute, symlinks unresolved: what routes_check re-opens */
     int dir_fd;        /* the number never changes; what it names may (routes_check) */
-    _Atomic int64_t checked_ms; /* CLOCK_MONOTONIC ms of the last look at configured */
+    _Atomic int64_t checked_ms; /* CLOCK_MONOTONIC ms of the last timed look at configured */
+    _Atomic int64_t missed_ms;  /* ... and of the last look a miss asked for */
+    atomic_uint_fast64_t generation; /* up by one each time dir_fd names another folder, or gone changes */
+    atomic_uint_fast64_t looks;      /* looks at configured so far (stat + fstat): for tests and benches */
+    pthread_mutex_t lock; /* one look at a time; a request's look never waits for it (trylock) */
     atomic_bool gone;  /* configured names no folder: every address is a 404 */
     bool is_fragments; /* marked in [routes] (/fragments/ always): HTML here is fetched by script, never a page */
 };
@@ -36,6 +42,7 @@ struct routes {
     struct route *items; /* longest prefix first */
     size_t count;
     char *root;          /* canonical article root */
+    bool locks_made;     /* every item's lock is initialised (routes_open's last step) */
 };
 
 /* Resolves the root and every route folder and opens them. On failure writes
@@ -63,9 +70,29 @@ enum route_state {
 
 /* Whether route still holds the folder at its configured path, re-opening it
  * by that path when it was replaced (one line on stderr for each change).
- * Looks at most once a second, and at once when missed is true (a file was
- * not found: the folder may have been swapped under it). Thread-safe. */
+ * With missed false (every request): looks at most once a second, by the
+ * one thread whose turn it is, and only if no other look is under way
+ * (trylock): no request waits on another. With missed true: looks now,
+ * after any look under way (the watcher, which heard a swap, and tests).
+ * Thread-safe. */
 enum route_state routes_check(const struct route *route, bool missed);
+
+/* What routes_generation said before the open that found nothing: a swap
+ * seen since then (by anyone) changes it. */
+static inline uint64_t routes_generation(const struct route *route)
+{
+    return atomic_load_explicit(&route->generation, memory_order_acquire);
+}
+
+/* A file was not found beneath route, whose generation was seen before the
+ * open: whether to open it again, because the folder was re-opened since.
+ * A 404 flood must cost what a hit costs, so a miss looks at configured at
+ * most once every ROUTES_MISS_INTERVAL_MS per route, by one thread, and
+ * never waits for a look under way; the other misses only compare the
+ * generation. A swap is therefore seen by the first miss after it, or within
+ * the interval under a flood. Thread-safe. */
+#define ROUTES_MISS_INTERVAL_MS 50
+bool routes_missed(const struct route *route, uint64_t seen);
 
 void routes_close(struct routes *r); /* accepts a zeroed struct */
 

@@ -196,17 +196,25 @@ static enum MHD_Result serve_in_route(struct MHD_Connection *conn, struct exchan
     struct stat st;
     /* A representation kept whole answers at once (one fstatat checks it is
      * still that file); a spelling with "//" is redirected first. */
+    /* A miss may be a folder swapped under the route: opened again when it
+     * was re-opened since the first look, which a miss looks for at most
+     * every 50 ms and without a lock's wait (routes_missed), so a 404 flood
+     * costs no more than hits do. */
+    uint64_t generation = routes_generation(route);
     struct ready_answer ready;
+    bool missing = false; /* the ready look found nothing there: no open either */
     if (!moved) {
         struct entry_facts f = exchange_facts(conn, ex, route);
         struct precondition_headers pre;
         exchange_conditionals(conn, &pre);
-        if (ready_lookup(&ex->server->ready, &ex->server->entries, route, rel, &f, &pre, &ready)) {
+        if (ready_lookup(&ex->server->ready, &ex->server->entries, route, rel, &f, &pre, &ready,
+                         &missing)) {
             return respond_ready(conn, ex, &ready);
         }
     }
-    enum resolve_status found = resolve_open(route->dir_fd, rel, &fd, &st, &err);
-    if (found == RESOLVED_NOT_FOUND && routes_check(route, true) == ROUTE_REOPENED) {
+    enum resolve_status found = missing ? RESOLVED_NOT_FOUND
+                                        : resolve_open(route->dir_fd, rel, &fd, &st, &err);
+    if (found == RESOLVED_NOT_FOUND && routes_missed(route, generation)) {
         found = resolve_open(route->dir_fd, rel, &fd, &st, &err); /* the folder was swapped */
     }
     if (moved && (found == RESOLVED_FILE || found == RESOLVED_DIRECTORY)) {
