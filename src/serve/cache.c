@@ -147,8 +147,8 @@ static void grow(struct cache *c)
     c->bucket_count = count;
 }
 
-/* True when both identities name the same version of the same file. */
-static bool same_file(const struct file_id *a, const struct file_id *b)
+/* See cache.h. */
+bool file_id_same(const struct file_id *a, const struct file_id *b)
 {
     return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
            a->ctime_ns == b->ctime_ns;
@@ -162,7 +162,7 @@ struct body *cache_get(struct cache *c, const char *path, const char *variant,
     struct body *found = NULL;
     pthread_mutex_lock(&c->lock);
     struct cache_item **slot = find_slot(c, hash, path, variant);
-    if (*slot && same_file(&(*slot)->id, id)) {
+    if (*slot && file_id_same(&(*slot)->id, id)) {
         found = body_ref((*slot)->body);
         lru_unlink(c, *slot);
         lru_push_front(c, *slot);

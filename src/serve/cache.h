@@ -40,6 +40,9 @@ struct file_id {
 
 void file_id_from_stat(struct file_id *id, const struct stat *st);
 
+/* True when both identities name the same version of the same file. */
+bool file_id_same(const struct file_id *a, const struct file_id *b);
+
 /* NULL when out of memory. */
 struct cache *cache_create(size_t max_bytes);
 void cache_destroy(struct cache *c); /* accepts NULL */

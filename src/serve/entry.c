@@ -354,6 +354,8 @@ static void take_candidate(struct lookup *l, struct candidate *c, const char *ta
         close(rep->fd);
         rep->fd = c->fd;
         rep->size = c->size;
+        rep->sidecar = codings[c->coding].suffix;
+        rep->sidecar_id = c->sidecar;
         snprintf(full, sizeof(full), "%s%ss", tag, codings[c->coding].tag);
         etag_format(rep, &c->sidecar, full);
     } else {

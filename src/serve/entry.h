@@ -74,6 +74,8 @@ struct entry_rep {
     char etag[80];
     struct body *type_holder; /* keeps a sniffed type alive */
     struct file_id source;    /* the version of the file it was made from */
+    const char *sidecar;      /* the sidecar's suffix (".gz") when its bytes are one's, else NULL */
+    struct file_id sidecar_id; /* that sidecar's version: a whole response kept from it checks it */
 };
 
 /* Chooses the representation of the open regular file fd (st its fstat),

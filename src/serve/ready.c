@@ -41,6 +41,8 @@ struct ready {
     time_t mtime;
     char etag[80];
     atomic_uint *fds; /* the pool's count of descriptors held, when this holds some */
+    const char *sidecar;       /* made from the sidecar rel + this suffix, else NULL */
+    struct file_id sidecar_id; /* which version of it: replaced or gone, the entry is stale */
 };
 
 /* The last reference to a ready entry went: its responses and descriptors
@@ -106,6 +108,26 @@ static void answer(struct body *b, unsigned status, struct ready_answer *out)
     };
 }
 
+/* Whether ready entry r, when made from a sidecar, still matches that
+ * sidecar: a sidecar replaced or deleted on its own (the file itself
+ * unchanged) must not keep serving its old bytes. One fstatat more, only for
+ * entries made from one. */
+static bool sidecar_current(const struct ready *r, const struct route *route, const char *rel)
+{
+    char name[PATH_MAX];
+    struct stat st;
+    struct file_id id;
+    if (!r->sidecar) {
+        return true;
+    }
+    if ((size_t)snprintf(name, sizeof(name), "%s%s", rel, r->sidecar) >= sizeof(name) ||
+        fstatat(route->dir_fd, name, &st, 0) != 0) {
+        return false;
+    }
+    file_id_from_stat(&id, &st);
+    return file_id_same(&id, &r->sidecar_id);
+}
+
 /* See ready.h. */
 bool ready_lookup(struct ready_pool *p, const struct entry_server *entries,
                   const struct route *route, const char *rel, const struct entry_facts *f,
@@ -119,6 +141,10 @@ bool ready_lookup(struct ready_pool *p, const struct entry_server *entries,
         return false;
     }
     const struct ready *r = b->attached;
+    if (!sidecar_current(r, route, rel)) {
+        body_unref(b); /* made again, from what is there now, on this request */
+        return false;
+    }
     enum precondition_result pc = precondition_evaluate(pre, r->etag, r->mtime);
     if (pc == PRECONDITION_FAILED) {
         body_unref(b);
@@ -127,6 +153,7 @@ bool ready_lookup(struct ready_pool *p, const struct entry_server *entries,
     answer(b, pc == PRECONDITION_NOT_MODIFIED ? 304 : 200, out);
     return true;
 }
+
 
 /* How many of the senders 200s wanted a descriptor-backed entry may have:
  * all when the pool's descriptors allow, else one, else none (0). */
@@ -248,6 +275,8 @@ bool ready_make(struct ready_pool *p, const struct config *config,
         return false;
     }
     struct ready *r = b->attached;
+    r->sidecar = rep->sidecar;
+    r->sidecar_id = rep->sidecar_id;
     for (unsigned i = 0; i < r->senders; i++) {
         response_add_rep_headers(r->full[i], config, rep, 200, 0, 0);
     }

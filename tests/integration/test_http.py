@@ -687,5 +687,29 @@ class CodingSidecars(ArticleTestCase):
         self.assertEqual(self.server.get(base).body, self.file("assets/data/side.json"))
 
 
+class ReplacedSidecar(ArticleTestCase):
+    """A whole response kept from name.gz is checked against name.gz too (issue 19): a
+    sidecar replaced on its own serves its new bytes on the next request, and one
+    deleted never its old ones; in production, where responses are kept."""
+    server_args = ("--production",)
+
+    def test_a_replaced_then_deleted_sidecar(self):
+        rel, old = "assets/data/big.txt", 1_600_000_000
+        plain = "".join("line %d of text that compresses\n" % i for i in range(3000)).encode()
+        write(os.path.join(self.root, rel), plain, mtime=old)
+        write(os.path.join(self.root, rel + ".gz"), gzip.compress(b"first sidecar\n"), mtime=old + 1)
+        get = lambda: self.server.get("/" + rel, Accept_Encoding="gzip")
+        for _ in range(3):  # made, then kept: the later ones are the kept response
+            self.assertEqual(gzip.decompress(get().body), b"first sidecar\n")
+        write(os.path.join(self.root, rel + ".gz"), gzip.compress(b"second sidecar, longer\n"), mtime=old + 2)
+        second = get()
+        self.assertEqual(gzip.decompress(second.body), b"second sidecar, longer\n")
+        self.assertEqual(gzip.decompress(get().body), b"second sidecar, longer\n")
+        os.remove(os.path.join(self.root, rel + ".gz"))
+        gone = get()
+        self.assertEqual(gzip.decompress(gone.body) if gone.getheader("Content-Encoding") == "gzip" else gone.body,
+                         plain)
+        self.assertNotEqual(gone.getheader("ETag"), second.getheader("ETag"))
+
 if __name__ == "__main__":
     main()
