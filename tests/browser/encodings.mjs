@@ -16,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startFolio } from '../lib/folio.mjs';
 import { launchBrowser } from '../lib/browser.mjs';
+import { makeChecks } from '../lib/checks.mjs';
 
 const SOURCE_ROOT = process.env.FOLIO_SOURCE_ROOT ||
   path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -30,14 +31,8 @@ if (!libs.includes('libbrotlienc') || !libs.includes('libzstd')) {
   process.exit(77);
 }
 
-let passed = 0;
-const failures = [];
-function check(cond, what, detail = '') {
-  if (cond) { passed++; console.log(`ok   ${what}`); return true; }
-  failures.push(what);
-  console.log(`FAIL ${what}${detail ? `: ${detail}` : ''}`);
-  return false;
-}
+const checks = makeChecks();
+const check = checks.check;
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-enc-'));
 for (const dir of ['www', 'fragments', 'assets']) {
@@ -131,5 +126,4 @@ try {
 } finally {
   await cleanup();
 }
-console.log(`${passed} passed, ${failures.length} failed`);
-process.exit(failures.length ? 1 : 0);
+process.exit(checks.finish());

@@ -15,6 +15,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startFolio } from '../lib/folio.mjs';
 import { launchBrowser } from '../lib/browser.mjs';
+import { makeChecks } from '../lib/checks.mjs';
 
 const SOURCE_ROOT = process.env.FOLIO_SOURCE_ROOT ||
   path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -30,14 +31,8 @@ if (!NGINX) {
   process.exit(77);
 }
 
-let passed = 0;
-const failures = [];
-function check(cond, what, detail = '') {
-  if (cond) { passed++; console.log(`ok   ${what}`); return true; }
-  failures.push(what);
-  console.log(`FAIL ${what}${detail ? `: ${detail}` : ''}`);
-  return false;
-}
+const checks = makeChecks();
+const check = checks.check;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -247,7 +242,7 @@ try {
   check(bad.length === 0, 'still no failed request after the reloads', bad.join('\n     '));
   check(consoleErrors.length === 0, 'no console errors', consoleErrors.join('\n     '));
 } catch (e) {
-  failures.push(e.message);
+  checks.fail(e.message);
   console.log(`FAIL ${e.stack || e.message}`);
   if (nginx) console.log(nginx.errors());
   if (folio) console.log(folio.log.slice(-20).join('\n'));
@@ -255,5 +250,4 @@ try {
   await cleanup();
   clearTimeout(watchdog);
 }
-console.log(`browser-proxy: ${passed} passed, ${failures.length} failed`);
-process.exitCode = failures.length ? 1 : 0;
+process.exitCode = checks.finish('browser-proxy: ');
