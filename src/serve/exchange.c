@@ -4,8 +4,11 @@
 #include "base/settings.h"
 
 #include <microhttpd.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "admission.h"
+#include "base/url_prefix.h"
 #include "encoding.h"
 #include "precondition.h"
 #include "routes.h"
@@ -50,4 +53,59 @@ void exchange_conditionals(struct MHD_Connection *conn, struct precondition_head
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Modified-Since"),
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Unmodified-Since"),
     };
+}
+
+/* One field for admission, from libmicrohttpd's iteration; MHD_NO stops
+ * at the first refusal. */
+static enum MHD_Result admit_field(void *cls, enum MHD_ValueKind kind, const char *name,
+                                   size_t name_len, const char *value, size_t value_len)
+{
+    (void)kind; /* libmicrohttpd's signature */
+    return admission_field(cls, name, name_len, value, value_len) ? MHD_YES : MHD_NO;
+}
+
+/* See exchange.h. */
+unsigned exchange_admit(struct MHD_Connection *conn, struct exchange *ex, const char *method,
+                        const char *version)
+{
+    size_t copied = strlen(ex->target);
+    struct admission_head head = {
+        .method = method,
+        .version = version,
+        .target = ex->target,
+        .target_len = admission_sent_length(ex->sent_uri, copied, version, ex->config->header_limit),
+        .copied_len = copied,
+    };
+    /* The header block runs from the version's end to the head's end,
+     * measured from the method (connection.c). */
+    const union MHD_ConnectionInfo *size =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    struct admission a;
+    admission_start(&a, version + strlen(version),
+                    size && size->header_size > 0 ? method + size->header_size : NULL);
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, admit_field, &a);
+    struct request_target t;
+    unsigned refused = admission_finish(&a, &head, &t);
+    if (!refused && t.form == REQUEST_FORM_ABSOLUTE) {
+        ex->sent_target = strdup(ex->target);
+        admission_origin_form(ex->target, &t);
+    }
+    return refused;
+}
+
+/* See exchange.h. */
+bool exchange_prefix(struct MHD_Connection *conn, struct exchange *ex)
+{
+    const struct config *c = ex->config;
+    const char *sent = c->trust_proxy
+        ? MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-Prefix") : NULL;
+    ex->prefix = c->base_path[0] ? c->base_path : NULL;
+    if (!sent) {
+        return true;
+    }
+    if (!url_prefix_clean(sent, ex->prefix_buf, sizeof(ex->prefix_buf))) {
+        return false;
+    }
+    ex->prefix = ex->prefix_buf[0] ? ex->prefix_buf : NULL; /* "/": the proxy says none */
+    return true;
 }

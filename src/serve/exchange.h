@@ -1,6 +1,8 @@
 /* exchange: one request in flight and the server it came to, as the
  * modules that answer it (http.c, target.c, respond.c) share them, and the
- * few facts read from its headers that more than one of them needs.
+ * few facts read from its headers that more than one of them needs: its
+ * admission (RFC 9112, by admission.c's rules), its proxy prefix, what entry.c
+ * needs of it, its conditionals.
  *
  * The server part is fixed once the daemon starts (the ready pool's counter
  * aside, which is atomic); the request part belongs to the one worker
@@ -61,6 +63,18 @@ struct exchange {
  * (NULL: none is known, so it is no document). */
 struct entry_facts exchange_facts(struct MHD_Connection *conn, const struct exchange *ex,
                                   const struct route *route);
+
+/* RFC 9112 and 9110 on the request line and the fields, before anything is
+ * looked up (admission.h): the status to refuse the request with, or 0. An
+ * absolute-form target is turned into its origin form in ex here. */
+unsigned exchange_admit(struct MHD_Connection *conn, struct exchange *ex, const char *method,
+                        const char *version);
+
+/* Sets ex->prefix, the path prefix a proxy serves us under: X-Forwarded-
+ * Prefix when the proxy is trusted, else --base-path, else none (NULL).
+ * False when the header is not a clean path, which is a misconfigured proxy
+ * or a forgery: 400. */
+bool exchange_prefix(struct MHD_Connection *conn, struct exchange *ex);
 
 /* The request's conditional headers (RFC 9110 13.1). */
 void exchange_conditionals(struct MHD_Connection *conn, struct precondition_headers *out);

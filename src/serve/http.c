@@ -21,7 +21,6 @@
 #include "live_hook.h"
 #include "log.h"
 #include "respond.h"
-#include "rewrite.h"
 #include "routes.h"
 #include "target.h"
 
@@ -33,65 +32,6 @@ struct http_server {
     atomic_uint in_flight;
     atomic_bool quiesced; /* http_server_quiesce ran: new connections are closed at once */
 };
-
-/* One field for admission, from libmicrohttpd's iteration; MHD_NO stops
- * at the first refusal. */
-static enum MHD_Result admit_field(void *cls, enum MHD_ValueKind kind, const char *name,
-                                   size_t name_len, const char *value, size_t value_len)
-{
-    (void)kind; /* libmicrohttpd's signature */
-    return admission_field(cls, name, name_len, value, value_len) ? MHD_YES : MHD_NO;
-}
-
-/* RFC 9112 and 9110 on the request line and the fields, before anything is
- * looked up (admission.h): the status to refuse the request with, or 0. An
- * absolute-form target is turned into its origin form here. */
-static unsigned check_request(struct MHD_Connection *conn, struct exchange *ex, const char *method,
-                              const char *version)
-{
-    size_t copied = strlen(ex->target);
-    struct admission_head head = {
-        .method = method,
-        .version = version,
-        .target = ex->target,
-        .target_len = admission_sent_length(ex->sent_uri, copied, version, ex->config->header_limit),
-        .copied_len = copied,
-    };
-    /* The header block runs from the version's end to the head's end,
-     * measured from the method (connection.c). */
-    const union MHD_ConnectionInfo *size =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
-    struct admission a;
-    admission_start(&a, version + strlen(version),
-                    size && size->header_size > 0 ? method + size->header_size : NULL);
-    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, admit_field, &a);
-    struct request_target t;
-    unsigned refused = admission_finish(&a, &head, &t);
-    if (!refused && t.form == REQUEST_FORM_ABSOLUTE) {
-        ex->sent_target = strdup(ex->target);
-        admission_origin_form(ex->target, &t);
-    }
-    return refused;
-}
-
-/* The path prefix a proxy serves us under: X-Forwarded-Prefix when the proxy
- * is trusted, else --base-path, else none (NULL). False when the header is
- * not a clean path, which is a misconfigured proxy or a forgery: 400. */
-static bool request_prefix(struct MHD_Connection *conn, struct exchange *ex)
-{
-    const struct config *c = ex->config;
-    const char *sent = c->trust_proxy
-        ? MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-Prefix") : NULL;
-    ex->prefix = c->base_path[0] ? c->base_path : NULL;
-    if (!sent) {
-        return true;
-    }
-    if (!url_prefix_clean(sent, ex->prefix_buf, sizeof(ex->prefix_buf))) {
-        return false;
-    }
-    ex->prefix = ex->prefix_buf[0] ? ex->prefix_buf : NULL; /* "/": the proxy says none */
-    return true;
-}
 
 /* libmicrohttpd's handler: checks the request, then routes it to a file, a
  * redirect, folio's own addresses or an error. A request whose record could
@@ -110,7 +50,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     if (!ex->checked) {
         ex->checked = true;
         connection_head_checked(connection_of(conn));
-        unsigned refused = check_request(conn, ex, method, version);
+        unsigned refused = exchange_admit(conn, ex, method, version);
         if (refused) {
             return respond_error(conn, ex, refused);
         }
@@ -136,7 +76,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     if (ex->body_bytes > ADMISSION_BODY_MAX) {
         return respond_error(conn, ex, 413);
     }
-    if (!request_prefix(conn, ex)) {
+    if (!exchange_prefix(conn, ex)) {
         return respond_error(conn, ex, 400);
     }
     if (strcmp(method, "OPTIONS") == 0) {
