@@ -608,6 +608,7 @@
       var l = liveOf(c);
       if (!l || !diffKids(l, oc, oc.slice(0, i).concat(now, oc.slice(j)), ops)) return null;
       return function () {
+        status.spans = (status.spans || 0) + 1;
         run.forEach(function (x) { c.removeChild(x); });
         now.forEach(function (x) { c.insertBefore(x, oc[j]); });
         sourceIndex = null; /* offsets moved: indexed again when next needed */
@@ -620,7 +621,8 @@
    * source parsed whole, so that the next edit starts from a document and an
    * index made by the browser's own parser. Where a re-parsed stretch came
    * out other than a whole parse makes it (the parser's state reached across
-   * it), the live page is patched to the whole parse now. */
+   * it), the live page is patched to the whole parse now. Tests read
+   * __folioReload.settled (parses done) and healed (of them, patches). */
   function settle() {
     var src = baseline;
     (window.requestIdleCallback || setTimeout)(function () {
@@ -635,6 +637,7 @@
       baselineDoc = n;
       sourceIndex = indexSource(n, src);
       indexed = n;
+      status.settled = (status.settled || 0) + 1;
     }, { timeout: 1000 });
   }
 
