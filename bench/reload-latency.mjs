@@ -243,11 +243,20 @@ const TEXT_PROBE = () => {
 // The client's marks of one patch (folio:event, fetched, indexed, parsed, diffed, applied, placed), as
 // the time each stage took; cleared for the next.
 const STAGES = ['event', 'fetched', 'indexed', 'parsed', 'diffed', 'applied', 'placed'];
+// The fetch of the page's source is split by its resource timing: the wait for the server's
+// first byte, and the body.
 const takeMarks = (page) => page.evaluate((names) => {
   const at = {};
   for (const e of performance.getEntriesByType('mark')) if (e.name.startsWith('folio:')) at[e.name.slice(6)] = e.startTime;
   performance.clearMarks();
   const out = {};
+  const page = performance.getEntriesByType('resource').filter((e) => e.initiatorType === 'fetch' &&
+    new URL(e.name).pathname === location.pathname && e.startTime >= at.event).pop();
+  if (page) {
+    out['fetch: first byte'] = page.responseStart - page.startTime;
+    out['fetch: body'] = page.responseEnd - page.responseStart;
+  }
+  performance.clearResourceTimings();
   for (let k = 1; k < names.length; k++) {
     if (at[names[k]] !== undefined && at[names[k - 1]] !== undefined) out[names[k]] = at[names[k]] - at[names[k - 1]];
   }
@@ -481,6 +490,7 @@ if (large) {
   row('stylesheet swap', 'event in the page to applied', large.swap.fromMsg);
   row('page-text edit', 'event in the page to shown', large.edit.fromMsg);
   for (const k of STAGES.slice(1)) row('page-text edit', `stage: to ${k}`, large.stages[k] || []);
+  for (const k of ['fetch: first byte', 'fetch: body']) row('page-text edit', k, large.stages[k] || []);
   const ratio = (a, b, q) => (stats(a)[q] / stats(b)[q]).toFixed(2);
   if (large.edit.toApplied.length && large.swap.toApplied.length) {
     console.log(`\nedit / swap, from the write: median ${ratio(large.edit.toApplied, large.swap.toApplied, 'median')}, ` +

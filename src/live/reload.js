@@ -480,7 +480,9 @@
    * source parsed (the next edit's old one), or null when only a reload will
    * do. Re-parses only the stretch that changed where it safely can. */
   function patch(o, oldSrc, newSrc) {
-    var ops = [], n = o, commit = patchSpan(o, oldSrc, newSrc, ops);
+    var ops = [], n = o, commit = null;
+    /* The stretch is only ever the quicker way: where it throws, the whole parse decides. */
+    try { commit = patchSpan(o, oldSrc, newSrc, ops); } catch (e) { commit = null; }
     if (!commit) {
       ops = [];
       n = parse(newSrc);
@@ -565,7 +567,8 @@
   /* Plans the edit @oldSrc -> @newSrc onto @ops by re-parsing only the
    * stretch of one element's children the change falls in, and checks the
    * old stretch re-parses to exactly what the old source built there. A
-   * function that brings @o up to date once @ops ran, or null. */
+   * function that brings @o up to date once @ops ran (and counts the patch
+   * in __folioReload.spans), or null: the whole page is parsed instead. */
   function patchSpan(o, oldSrc, newSrc, ops) {
     if (!sourceIndex || indexed !== o) { sourceIndex = indexSource(o, oldSrc); indexed = o; }
     mark('indexed');
@@ -587,14 +590,15 @@
       if (CONTEXT.test(c.localName) || c.namespaceURI !== 'http://www.w3.org/1999/xhtml' ||
           !o.body || !o.body.contains(c)) continue;
       /* ...or its nearest ancestor with an element child after the change. */
-      var oc = kids(c), i = -1, j = -1, from = sourceIndex.get(c)[1];
+      var own = sourceIndex.get(c); /* none for a <body> the source left out */
+      var oc = kids(c), i = -1, j = -1, from = own ? own[1] : -1;
       for (var k = 0; k < oc.length && j < 0; k++) {
         var at = oc[k].nodeType === 1 ? sourceIndex.get(oc[k]) : null;
         if (oc[k].nodeType === 1 && !at) return null;
         if (at && at[0] <= p) { i = k; from = at[0]; }
         if (at && at[0] >= oldEnd) j = k;
       }
-      if (j < 0) continue;
+      if (j < 0 || from < 0) continue;
       if (i < 0) i = 0;
       var wrap = [], stop = sourceIndex.get(oc[j]);
       for (var w = c; w !== o.body; w = w.parentElement) wrap.unshift(w.localName);
@@ -603,7 +607,8 @@
       var run = oc.slice(i, j);
       if (!was || was.length !== run.length || !was.every(function (x, q) { return x.isEqualNode(run[q]); })) return null;
       var now = parseIn(o, wrap, newSrc.slice(from, stop[0] + shift), stopTag, oc[j].localName);
-      if (!now) return null;
+      /* Text right after text would be one node in a whole parse. */
+      if (!now || (now.length && now[0].nodeType === 3 && i > 0 && oc[i - 1].nodeType === 3)) return null;
       mark('parsed');
       var l = liveOf(c);
       if (!l || !diffKids(l, oc, oc.slice(0, i).concat(now, oc.slice(j)), ops)) return null;
