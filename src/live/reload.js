@@ -512,8 +512,10 @@
   var TAG = /<!--[\s\S]*?(?:-->|$)|<[\/!?][^>]*>?|<([a-zA-Z][^\s\/>]*)(?:[^>"']|"[^"]*"|'[^']*')*>/g;
   /* Elements whose content is text up to their end tag. */
   var RAW = /^(script|style|textarea|title|xmp|iframe|noembed|noframes|plaintext)$/;
-  /* Elements the parser adds where the source leaves them out. */
+  /* Elements the parser adds where the source leaves them out: implied
+   * ones, and formatting elements it re-opens after a misnested end tag. */
   var IMPLIED = /^(html|head|body|tbody|colgroup)$/;
+  var ADDED = /^(html|head|body|tbody|colgroup|a|b|big|code|em|font|i|nobr|s|small|strike|strong|tt|u)$/;
   /* Elements whose content parses by rules of its own, or not as HTML. */
   var CONTEXT = /^(table|thead|tbody|tfoot|tr|colgroup|select|template|svg|math|head|html)$/;
 
@@ -527,7 +529,7 @@
     while (i < els.length && (m = TAG.exec(src))) {
       if (!m[1]) continue;
       var name = m[1].toLowerCase();
-      while (i < els.length && els[i].localName.toLowerCase() !== name && IMPLIED.test(els[i].localName)) i++;
+      while (i < els.length && els[i].localName.toLowerCase() !== name && ADDED.test(els[i].localName)) i++;
       if (i === els.length) break;
       if (els[i].localName.toLowerCase() !== name) {
         if (IMPLIED.test(name)) continue; /* a second <body>: the parser merges it */
