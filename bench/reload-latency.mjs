@@ -266,7 +266,7 @@ const takeMarks = (page) => page.evaluate((names) => {
   return out;
 }, STAGES);
 
-async function measureText({ name, url, root, text = textPage }) {
+async function measureText({ name, url, root, source = textPage }) {
   const browser = await launchBrowser({
     args: [...CHROMIUM_ARGS, '--disable-background-timer-throttling', '--disable-renderer-backgrounding',
       '--disable-backgrounding-occluded-windows'],
@@ -294,7 +294,7 @@ async function measureText({ name, url, root, text = textPage }) {
       waiting = { text, resolve: () => { clearTimeout(timer); waiting = null; resolve(true); } };
     });
     const t0 = now();
-    fs.writeFileSync(path.join(root, 'www/index.html'), text(1000 + i));
+    fs.writeFileSync(path.join(root, 'www/index.html'), source(1000 + i));
     if (!(await shown)) { misses++; continue; }
     const s = seen.get(text);
     toApplied.push(s.at - t0);
@@ -336,7 +336,7 @@ async function measureLarge({ name, url, root }) {
     window.scrollTo(0, (document.documentElement.scrollHeight - innerHeight) / 2);
   });
   const nav0 = navigations;
-  const swap = { toApplied: [], fromMsg: [] }, edit = { toApplied: [], fromMsg: [] }, stages = {};
+  const swap = { toApplied: [], fromMsg: [], toMsg: [] }, edit = { toApplied: [], fromMsg: [], toMsg: [] }, stages = {};
   let misses = 0;
   const within = (set) => new Promise((resolve) => {
     const timer = setTimeout(() => { set(null); resolve(false); }, 5000);
@@ -350,7 +350,7 @@ async function measureLarge({ name, url, root }) {
     const r = await page.evaluate(() => window.__bench);
     if (applied || r.applied) {
       swap.toApplied.push(r.applied - t0);
-      if (r.msg) swap.fromMsg.push(r.applied - r.msg);
+      if (r.msg) { swap.fromMsg.push(r.applied - r.msg); swap.toMsg.push(r.msg - t0); }
     } else misses++;
     await sleep(GAP_MS + Math.random() * 20);
     const text = `Version ${1000 + i}`;
@@ -360,7 +360,7 @@ async function measureLarge({ name, url, root }) {
     if (await shown) {
       const e = seen.get(text);
       edit.toApplied.push(e.at - t0);
-      if (e.msg && e.msg > t0) edit.fromMsg.push(e.at - e.msg);
+      if (e.msg && e.msg > t0) { edit.fromMsg.push(e.at - e.msg); edit.toMsg.push(e.msg - t0); }
       const marks = await takeMarks(page).catch(() => ({}));
       for (const [k, v] of Object.entries(marks)) (stages[k] = stages[k] || []).push(v);
     } else misses++;
@@ -492,6 +492,8 @@ if (large) {
   };
   row('stylesheet swap', 'write to new style applied', large.swap.toApplied);
   row('page-text edit', 'write to text shown', large.edit.toApplied);
+  row('stylesheet swap', 'write to event in the page', large.swap.toMsg);
+  row('page-text edit', 'write to event in the page', large.edit.toMsg);
   row('stylesheet swap', 'event in the page to applied', large.swap.fromMsg);
   row('page-text edit', 'event in the page to shown', large.edit.fromMsg);
   for (const k of STAGES.slice(1)) row('page-text edit', `stage: to ${k}`, large.stages[k] || []);
