@@ -278,15 +278,31 @@
   /* The source the live document was built from (as a script fetches it:
    * no client injected), kept to compare the next version against. */
   var baseline = null, baselineDoc = null;
+  /* Where baselineDoc's elements start in baseline (indexSource), once known. */
+  var sourceIndex = null, indexed = null;
+  /* On this machine bytes cost nothing, while compressing a just-saved page
+   * does (brotli: ~20 ms for 350 KB, on the path of every edit): a range
+   * request makes the browser ask for identity, so the file comes as it is. */
+  var loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(location.hostname);
   /* The page's current source, as a script fetches it. */
   function fetchSource() {
-    return fetch(location.href.split('#')[0], { cache: 'no-store', credentials: 'same-origin' })
-      .then(function (r) {
-        if (!r.ok) throw new Error(String(r.status));
-        return r.text();
-      });
+    function get(range) {
+      return fetch(location.href.split('#')[0], { cache: 'no-store', credentials: 'same-origin',
+        headers: range ? { Range: 'bytes=0-' } : {} });
+    }
+    return get(loopback).then(function (r) {
+      return r.status === 416 ? get(false) : r; /* an empty page has no byte 0 */
+    }).then(function (r) {
+      if (!r.ok) throw new Error(String(r.status));
+      return r.text();
+    });
   }
   var errorPage = false;
+
+  /* With __folioReload.profile set (a bench, a curious author), each stage
+   * of a page patch is a performance mark, folio:<stage>, to read with the
+   * Performance API or see in a trace. */
+  function mark(stage) { if (status.profile) performance.mark('folio:' + stage); }
 
   /* A detached document parsed from @src. */
   function parse(src) { return new DOMParser().parseFromString(src, 'text/html'); }
@@ -362,15 +378,20 @@
         }
       });
     }
-    var oc = kids(o), nc = kids(n), all = liveKids(l), lc = all;
+    return diffKids(l, kids(o), kids(n), ops);
+  }
+
+  /* diff() for the children: live @l's page nodes were built from @oc, and
+   * become what @nc says (nodes both share are the same objects, or equal). */
+  function diffKids(l, oc, nc, ops) {
+    var all = liveKids(l), lc = all;
     /* Scripts often append to <body> (a dialog, a tooltip, a panel): what
      * follows the source's last node there is theirs, and stays. */
     if (l === document.body && lc.length > oc.length) lc = lc.slice(0, oc.length);
     if (lc.length !== oc.length) return false;
     var a = 0, b = 0;
-    while (a < oc.length && a < nc.length && oc[a].isEqualNode(nc[a])) a++;
-    while (b < oc.length - a && b < nc.length - a &&
-           oc[oc.length - 1 - b].isEqualNode(nc[nc.length - 1 - b])) b++;
+    while (a < oc.length && a < nc.length && same(oc[a], nc[a])) a++;
+    while (b < oc.length - a && b < nc.length - a && same(oc[oc.length - 1 - b], nc[nc.length - 1 - b])) b++;
     var om = oc.slice(a, oc.length - b), nm = nc.slice(a, nc.length - b);
     var lm = lc.slice(a, lc.length - b);
     var after = b > 0 ? lc[lc.length - b] : all.length > lc.length ? all[lc.length] : null;
@@ -389,6 +410,10 @@
     }
     return true;
   }
+
+  /* Old @x and new @y are equal: the very same node (a stretch the fast path
+   * did not re-parse), or equal ones. */
+  function same(x, y) { return x === y || x.isEqualNode(y); }
 
   /* The same number of nodes, pairwise of a kind: patchable one by one. */
   function isShaped(om, nm) {
@@ -451,18 +476,195 @@
     return true;
   }
 
-  /* Applies the edit from the parsed old source @o to @newSrc; returns the
-   * new source parsed (the next edit's old one), or null when only a reload
-   * will do. */
-  function patch(o, newSrc) {
-    var n = parse(newSrc);
-    if (scriptsOf(o) !== scriptsOf(n)) return null;
-    var ops = [];
-    if (!diff(document.documentElement, o.documentElement, n.documentElement, ops)) return null;
+  /* Applies the edit from @oldSrc, parsed as @o, to @newSrc; returns the new
+   * source parsed (the next edit's old one), or null when only a reload will
+   * do. Re-parses only the stretch that changed where it safely can. */
+  function patch(o, oldSrc, newSrc) {
+    var ops = [], n = o, commit = null;
+    /* The stretch is only ever the quicker way: where it throws, the whole parse decides. */
+    try { commit = patchSpan(o, oldSrc, newSrc, ops); } catch (e) { commit = null; }
+    if (!commit) {
+      ops = [];
+      n = parse(newSrc);
+      mark('parsed');
+      if (scriptsOf(o) !== scriptsOf(n)) return null;
+      if (!diff(document.documentElement, o.documentElement, n.documentElement, ops)) return null;
+    }
+    mark('diffed');
+    run(ops);
+    if (commit) commit();
+    return n;
+  }
+
+  /* Runs planned @ops, the reader's place kept. */
+  function run(ops) {
     var place = where();
     ops.forEach(function (op) { op(); });
+    mark('applied');
     if (place) putBack(place);
-    return n;
+    mark('placed');
+  }
+
+  /* ---- re-parsing only what changed ------------------------------------------------- */
+
+  /* Start tags (name, then the tag), and what to step over: comments, end
+   * tags, doctypes, processing instructions. A quoted value may hold '>'. */
+  var TAG = /<!--[\s\S]*?(?:-->|$)|<[\/!?][^>]*>?|<([a-zA-Z][^\s\/>]*)(?:[^>"']|"[^"]*"|'[^']*')*>/g;
+  /* Elements whose content is text up to their end tag. */
+  var RAW = /^(script|style|textarea|title|xmp|iframe|noembed|noframes|plaintext)$/;
+  /* Elements the parser adds where the source leaves them out: implied
+   * ones, and formatting elements it re-opens after a misnested end tag. */
+  var IMPLIED = /^(html|head|body|tbody|colgroup)$/;
+  var ADDED = /^(html|head|body|tbody|colgroup|a|b|big|code|em|font|i|nobr|s|small|strike|strong|tt|u)$/;
+  /* Elements whose content parses by rules of its own, or not as HTML. */
+  var CONTEXT = /^(table|thead|tbody|tfoot|tr|colgroup|select|template|svg|math|head|html)$/;
+
+  /* Where each element of @doc (parsed from @src) starts in @src: a Map
+   * element -> [start of its tag, end of its tag], as far as the source's
+   * start tags and the document's elements match up in order (past a tag
+   * the parser moved or dropped, elements are not in it). */
+  function indexSource(doc, src) {
+    var at = new Map(), els = doc.getElementsByTagName('*'), i = 0, m;
+    TAG.lastIndex = 0;
+    while (i < els.length && (m = TAG.exec(src))) {
+      if (!m[1]) continue;
+      var name = m[1].toLowerCase();
+      while (i < els.length && els[i].localName.toLowerCase() !== name && ADDED.test(els[i].localName)) i++;
+      if (i === els.length) break;
+      if (els[i].localName.toLowerCase() !== name) {
+        if (IMPLIED.test(name)) continue; /* a second <body>: the parser merges it */
+        break;
+      }
+      at.set(els[i++], [m.index, TAG.lastIndex]);
+      if (RAW.test(name)) {
+        var end = new RegExp('</' + name + '[\\s/>]', 'ig');
+        end.lastIndex = TAG.lastIndex;
+        var e = name === 'plaintext' ? null : end.exec(src);
+        TAG.lastIndex = e ? e.index : src.length;
+      }
+    }
+    return at;
+  }
+
+  /* Parses @slice where it stood: inside @wrap's start tags (the element's
+   * ancestors below <body>, so that an end tag or a block that would close
+   * one does so here too), followed by @stop, the start tag of the node that
+   * came after it. The nodes it made, or null unless it parsed as a whole
+   * run of children of the innermost wrapper, closed by @stop. */
+  function parseIn(doc, wrap, slice, stop, stopName) {
+    var t = doc.createElement('template');
+    t.innerHTML = wrap.map(function (w) { return '<' + w + '>'; }).join('') + slice + stop;
+    var c = t.content;
+    for (var d = 0; d < wrap.length; d++) {
+      if (c.childNodes.length !== 1 || c.firstChild.localName !== wrap[d]) return null;
+      c = c.firstChild;
+    }
+    var out = kids(c);
+    var last = out.pop();
+    if (!last || last.nodeType !== 1 || last.localName !== stopName || last.firstChild) return null;
+    if (t.content.querySelector('script')) return null; /* a script changed: the full path decides */
+    return out;
+  }
+
+  /* Plans the edit @oldSrc -> @newSrc onto @ops by re-parsing only the
+   * stretch of one element's children the change falls in, and checks the
+   * old stretch re-parses to exactly what the old source built there. A
+   * function that brings @o up to date once @ops ran (and counts the patch
+   * in __folioReload.spans), or null: the whole page is parsed instead. */
+  function patchSpan(o, oldSrc, newSrc, ops) {
+    if (!sourceIndex || indexed !== o) { sourceIndex = indexSource(o, oldSrc); indexed = o; }
+    mark('indexed');
+    var p = 0, min = Math.min(oldSrc.length, newSrc.length);
+    /* First difference, then last: halving, so that the string compares run natively. */
+    for (var step = 65536; step >= 1; step >>= 1) {
+      while (p + step <= min && oldSrc.substr(p, step) === newSrc.substr(p, step)) p += step;
+    }
+    var s = 0, shift = newSrc.length - oldSrc.length;
+    for (step = 65536; step >= 1; step >>= 1) {
+      while (s + step <= min - p &&
+             oldSrc.substr(oldSrc.length - s - step, step) === newSrc.substr(newSrc.length - s - step, step)) s += step;
+    }
+    var oldEnd = oldSrc.length - s;
+    /* The deepest element whose start tag ends before the change... */
+    var c = null, best = -1;
+    sourceIndex.forEach(function (v, el) { if (v[1] <= p && v[1] > best) { best = v[1]; c = el; } });
+    for (; c && c !== o.documentElement; c = c.parentElement) {
+      if (CONTEXT.test(c.localName) || c.namespaceURI !== 'http://www.w3.org/1999/xhtml' ||
+          !o.body || !o.body.contains(c)) continue;
+      /* ...or its nearest ancestor with an element child after the change. */
+      var own = sourceIndex.get(c); /* none for a <body> the source left out */
+      var oc = kids(c), i = -1, j = -1, from = own ? own[1] : -1;
+      for (var k = 0; k < oc.length && j < 0; k++) {
+        var at = oc[k].nodeType === 1 ? sourceIndex.get(oc[k]) : null;
+        if (oc[k].nodeType === 1 && !at) return null;
+        if (at && at[0] <= p) { i = k; from = at[0]; }
+        if (at && at[0] >= oldEnd) j = k;
+      }
+      if (j < 0 || from < 0) continue;
+      if (i < 0) i = 0;
+      var wrap = [], stop = sourceIndex.get(oc[j]);
+      for (var w = c; w !== o.body; w = w.parentElement) wrap.unshift(w.localName);
+      var stopTag = oldSrc.slice(stop[0], stop[1]);
+      var was = parseIn(o, wrap, oldSrc.slice(from, stop[0]), stopTag, oc[j].localName);
+      var run = oc.slice(i, j);
+      if (!was || was.length !== run.length || !was.every(function (x, q) { return x.isEqualNode(run[q]); })) return null;
+      var now = parseIn(o, wrap, newSrc.slice(from, stop[0] + shift), stopTag, oc[j].localName);
+      /* Text right after text would be one node in a whole parse. */
+      if (!now || (now.length && now[0].nodeType === 3 && i > 0 && oc[i - 1].nodeType === 3)) return null;
+      mark('parsed');
+      var l = liveOf(c);
+      if (!l || !diffKids(l, oc, oc.slice(0, i).concat(now, oc.slice(j)), ops)) return null;
+      return function () {
+        status.spans = (status.spans || 0) + 1;
+        run.forEach(function (x) { c.removeChild(x); });
+        now.forEach(function (x) { c.insertBefore(x, oc[j]); });
+        sourceIndex = null; /* offsets moved: indexed again when next needed */
+      };
+    }
+    return null;
+  }
+
+  /* When the page is idle after an edit (or once its source is known): the
+   * source parsed whole, so that the next edit starts from a document and an
+   * index made by the browser's own parser. Where a re-parsed stretch came
+   * out other than a whole parse makes it (the parser's state reached across
+   * it), the live page is patched to the whole parse now. Tests read
+   * __folioReload.settled (parses done) and healed (of them, patches). */
+  function settle() {
+    var src = baseline;
+    (window.requestIdleCallback || setTimeout)(function () {
+      if (src !== baseline || src === null) return; /* another edit came: it settles */
+      var n = parse(src);
+      if (baselineDoc && !baselineDoc.documentElement.isEqualNode(n.documentElement)) {
+        var ops = [];
+        if (!diff(document.documentElement, baselineDoc.documentElement, n.documentElement, ops)) { reload(); return; }
+        run(ops);
+        status.healed = (status.healed || 0) + 1;
+      }
+      baselineDoc = n;
+      sourceIndex = indexSource(n, src);
+      indexed = n;
+      status.settled = (status.settled || 0) + 1;
+    }, { timeout: 1000 });
+  }
+
+  /* The live element built from @c of the old source's document, or null
+   * where the live page's shape differs on the way (a script added nodes). */
+  function liveOf(c) {
+    var path = [];
+    for (var x = c; x.parentNode && x.parentNode.nodeType === 1; x = x.parentNode) {
+      path.unshift(Array.prototype.indexOf.call(x.parentNode.childNodes, x));
+    }
+    var l = document.documentElement, n = c.ownerDocument.documentElement;
+    for (var d = 0; d < path.length; d++) {
+      if (rewritten(l)) return null;
+      var lk = liveKids(l);
+      if (l === document.body ? lk.length < n.childNodes.length : lk.length !== n.childNodes.length) return null;
+      l = lk[path[d]];
+      n = n.childNodes[path[d]];
+      if (!sameKind(l, n)) return null;
+    }
+    return rewritten(l) ? null : l;
   }
 
   var pageQueue = Promise.resolve();
@@ -489,15 +691,18 @@
     if (errorPage) { reload(); return; }
     if (!samePath(pagePath(location.href), path)) { reloadFrames(path); return; }
     if (window.top !== window) { reload(); return; } /* a frame's page: that frame reloads */
+    mark('event');
     pageQueue = pageQueue.then(function () {
       return Promise.all([ready, fetchSource()]);
     }).then(function (r) {
+      mark('fetched');
       if (baseline === null) throw new Error('no baseline');
       if (r[1] === baseline) return;
-      var next = patch(baselineDoc || parse(baseline), r[1]);
+      var next = patch(baselineDoc || parse(baseline), baseline, r[1]);
       if (!next) throw new Error('unsafe');
       baseline = r[1];
       baselineDoc = next;
+      settle();
       status.patched++;
       document.dispatchEvent(new CustomEvent('folio:patched', { detail: { path: path } }));
     }).catch(reload);
@@ -685,7 +890,7 @@
   restore();
   /* A frame's page reloads on an edit: only the top page needs its source. */
   ready = (window.top === window ? fetchSource() : Promise.resolve(null))
-    .then(function (src) { baseline = src; status.ready = true; },
+    .then(function (src) { baseline = src; status.ready = true; if (src !== null) settle(); },
           function (e) { baseline = null; errorPage = /^[45]\d\d$/.test(e.message); status.ready = true; });
   /* After the rest of this script: handlers added below are streamed too. */
   Promise.resolve().then(start);

@@ -8,6 +8,9 @@
 //   node tests/browser/inplace.mjs article   a temp copy of the repo's article (no prose assumed)
 //   node tests/browser/inplace.mjs poll      the fixture with --watch poll: a write, an atomic
 //                                            save, a new folder
+// The fixture run then opens a large distill-shaped page (tests/fixtures/large-page.mjs) from a
+// second server and edits it deep inside: each edit re-parses only the stretch that changed, and
+// leaves the page as a fresh load of the new source would be, the reader's place kept.
 // Ends with "N passed, M failed"; exits 1 on failure. Every wait is for an event or a condition.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,6 +18,7 @@ import path from 'node:path';
 import { startFolio } from '../lib/folio.mjs';
 import { launchBrowser } from '../lib/browser.mjs';
 import { runSteps } from '../lib/steps.mjs';
+import { largePage, largeCss } from '../fixtures/large-page.mjs';
 import { STEP_MS, assert, waitFor, topElement, offsetOf, listen, waitStreams, copyArticle, paragraphTags } from '../lib/live.mjs';
 
 const MODE = process.argv[2] || 'fixture';
@@ -523,6 +527,129 @@ if (MODE === 'fixture') {
   });
 }
 
+const big = { root: null, folio: null, pg: null, opts: { edited: 'Version 0' } };   // the large page's run
+if (MODE === 'fixture') {
+  const bigFile = () => path.join(big.root, 'www/index.html');
+  const status = () => big.pg.evaluate(() => Object.assign({ spans: 0, settled: 0, healed: 0 }, window.__folioReload));
+
+  // The document as parsed from the source: the live one, less the client folio injected.
+  const docOf = (page) => page.evaluate(() => {
+    const c = document.documentElement.cloneNode(true);
+    c.querySelectorAll('script[src*="__folio/"]').forEach((x) => x.remove());
+    return c.outerHTML;
+  });
+
+  // Writes @src, waits for one patch, then checks: no navigation, the element that was at the
+  // top of the viewport is at the same offset (@place), the stretch re-parse was used (@span:
+  // true), or not (false), the whole parse at idle found nothing to heal, and the DOM is a
+  // fresh load's.
+  async function bigEdit(src, { span = true, scrollKept = true, place = true } = {}) {
+    const s0 = await status();
+    const y0 = await big.pg.evaluate(() => {
+      const el = document.elementFromPoint(innerWidth / 2, 40);
+      window.__top = { el, top: el.getBoundingClientRect().top };
+      return window.scrollY;
+    });
+    fs.writeFileSync(bigFile(), src);
+    await waitFor(big.pg, (n) => window.__folioReload.patched === n, s0.patched + 1, 'the large page to be patched');
+    assert(await big.pg.evaluate(() => window.__bigMarker === 'still here'), 'the large page navigated');
+    const top = await big.pg.evaluate(() => window.__top.el.isConnected && window.__top.el.getBoundingClientRect().top - window.__top.top);
+    if (place) assert(top !== false && Math.abs(top) <= 3, `the element at the top of the viewport moved by ${top} px (false: it is gone)`);
+    const y1 = await big.pg.evaluate(() => window.scrollY);
+    if (scrollKept) assert(Math.abs(y1 - y0) <= 3, `the scroll position moved from ${y0} to ${y1}`);
+    await waitFor(big.pg, (n) => (window.__folioReload.settled || 0) > n, s0.settled, 'the whole parse at idle');
+    const s1 = await status();
+    if (span !== null) assert(s1.spans === s0.spans + (span ? 1 : 0), `expected ${span ? 'the stretch' : 'the whole page'} re-parsed (spans ${s0.spans} -> ${s1.spans})`);
+    assert(s1.healed === s0.healed, 'the whole parse disagreed with the stretch re-parse: the page had to be healed');
+    const fresh = await context.newPage();
+    try {
+      await fresh.goto(big.folio.url, { waitUntil: 'load' });
+      const [a, b] = [await docOf(big.pg), await docOf(fresh)];
+      if (a !== b) {
+        let i = 0;
+        while (a[i] === b[i]) i++;
+        assert(false, `the patched page differs from a fresh load at ${i}: ${JSON.stringify(a.slice(i - 40, i + 80))} vs ${JSON.stringify(b.slice(i - 40, i + 80))}`);
+      }
+    } finally {
+      await fresh.close();
+    }
+  }
+  const bigScroll = (sel) => big.pg.evaluate((q) => {
+    const el = q ? document.querySelector(q) : null;
+    window.scrollTo(0, el ? el.getBoundingClientRect().top + scrollY - 200 : (document.documentElement.scrollHeight - innerHeight) / 2);
+    return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  }, sel || null);
+
+  step('a large page (about 350 KB, 8,800 elements) opens from a second server, its client ready', async () => {
+    big.root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-inplace-big-'));
+    for (const d of ['www', 'fragments', 'assets']) fs.mkdirSync(path.join(big.root, d));
+    fs.writeFileSync(bigFile(), largePage(big.opts));
+    fs.writeFileSync(path.join(big.root, 'www/style.css'), largeCss(0));
+    big.folio = await startFolio({ root: big.root });
+    big.pg = await context.newPage();
+    big.pg.on('pageerror', (e) => noise.push(`[large page: pageerror] ${e.message}`));
+    await big.pg.goto(big.folio.url, { waitUntil: 'load' });
+    await waitFor(big.pg, () => window.__folioReload && window.__folioReload.ready && window.__folioReload.settled > 0, null,
+      'the client to know and parse the large page');
+    const n = await big.pg.evaluate(() => document.getElementsByTagName('*').length);
+    assert(n >= 5000, `the large page has only ${n} elements`);
+    await big.pg.evaluate(() => { window.__bigMarker = 'still here'; });
+  });
+  step('large page: a text edit in the middle re-parses only its stretch, scroll kept', async () => {
+    await bigScroll('#edited');
+    big.opts.edited = 'Version 1';
+    await bigEdit(largePage(big.opts));
+    assert(await big.pg.evaluate(() => document.getElementById('edited').textContent.startsWith('Version 1 ')), 'the edit is not shown');
+  });
+  step('large page: a section inserted above the viewport, the view does not move', async () => {
+    await bigScroll();
+    big.opts.insert = 20;
+    await bigEdit(largePage(big.opts), { scrollKept: false });
+    assert(await big.pg.evaluate(() => document.getElementById('inserted').previousElementSibling.id === 's20'), 'the section is not after #s20');
+  });
+  step('large page: a section removed above the viewport, the view does not move', async () => {
+    big.opts.remove = 10;
+    await bigEdit(largePage(big.opts), { scrollKept: false });
+    assert(await big.pg.evaluate(() => !document.getElementById('s10')), '#s10 is still there');
+  });
+  step('large page: an attribute change on a section in view', async () => {
+    await bigScroll('#s29');
+    await big.pg.evaluate(() => { document.getElementById('s29').__kept = true; });
+    big.opts.attr = 29;
+    await bigEdit(largePage(big.opts));
+    assert(await big.pg.evaluate(() => {
+      const el = document.getElementById('s29');
+      return el.__kept === true && el.className === 'edited' && el.dataset.rev === '2';
+    }), 'the section was replaced, or its attributes are not the new ones');
+  });
+  step('large page: an unclosed tag (it takes in what follows it) is patched from the whole parse', async () => {
+    await bigScroll('#s40');
+    const src = largePage(big.opts).replace('<figure id="fig-40">', '<div class="open"><figure id="fig-40">');
+    await bigEdit(src, { span: false });
+    assert(await big.pg.evaluate(() => document.querySelector('#s40 > div.open').lastElementChild.localName !== 'figure'),
+      'the open <div> did not take in what followed it');
+  });
+  // Random, seeded: some re-parse a stretch, others (a cut start tag, an end tag with nothing to close) the whole page.
+  step('large page: 8 random edits inside the article (tags, end tags, cuts), each a fresh load\'s DOM', async () => {
+    let seed = 17;
+    const rnd = (n) => { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return seed % n; };
+    const bits = ['<em>new</em>', ' more words ', '<div>', '</div>', '<p>', '</p>', '</section>', '<b>bold</b>', '&amp; ',
+      '<!-- a comment -->', '<table><tr><td>cell', '<li>item', '<span class="katex">', '\n'];
+    let spans = 0;
+    for (let e = 0; e < 8; e++) {
+      const src = fs.readFileSync(bigFile(), 'utf8');
+      const lo = src.indexOf('<d-article>') + 11, hi = src.indexOf('</d-article>');
+      const at = lo + rnd(hi - lo);
+      const kind = rnd(3);
+      const next = kind === 0 ? src.slice(0, at) + bits[rnd(bits.length)] + src.slice(at)
+        : kind === 1 ? src.slice(0, at) + src.slice(at + 1 + rnd(30)) : src.slice(0, at) + 'X' + src.slice(at + 1);
+      await bigEdit(next, { span: null, place: false, scrollKept: false });
+      spans = (await status()).spans;
+    }
+    console.log(`     (${spans} of the large page's patches so far re-parsed a stretch)`);
+  });
+}
+
 step('no console errors from the page', async () => {
   assert(noise.length === 0, `console noise:\n  ${noise.join('\n  ')}`);
 });
@@ -531,6 +658,8 @@ await runSteps(steps, {
   folio, label: `${MODE}: `,
   finish: async () => {
     ears.close();
+    if (big.folio) await big.folio.stop().catch(() => {});
+    if (big.root) fs.rmSync(big.root, { recursive: true, force: true });
     await browser.close().catch(() => {});
     try { await folio.stop(); } finally { fs.rmSync(root, { recursive: true, force: true }); }
   },
