@@ -4,7 +4,9 @@
  *   css       swaps the stylesheet in place;
  *   fragment  re-injects the fragment;
  *   page      patches an edit to this page into the live document (only the
- *             elements that changed), or reloads the iframe that shows it;
+ *             elements that changed; only the stretch of source that changed is
+ *             parsed again, checked by a whole parse at idle), or reloads the
+ *             iframe that shows it;
  *   image     swaps the image or media file in place, cache-busted;
  *   reload    reloads (a script, data, an overflow).
  * Every reload keeps the reader's place: the element at the top of the
@@ -12,7 +14,10 @@
  * scrolls back there once it and its fragments have settled. A reconnect to
  * a restarted server reloads once. window.__folioReload tells tests and
  * benchmarks what happened: ready (the page's source is known), patched
- * (edits applied in place), place ('restored' once the place is back). */
+ * (edits applied in place), spans (of them, by re-parsing a stretch only),
+ * settled and healed (idle whole-parse checks, and those that found a
+ * difference to patch), place ('restored' once the place is back); set
+ * profile to true for performance marks (folio:<stage>). */
 (function () {
   'use strict';
   var me = document.currentScript;
