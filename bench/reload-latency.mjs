@@ -66,6 +66,33 @@ const colour = (i) => `rgb(${i % 256}, ${(i >> 8) % 256}, 7)`;
 
 // In the page: note when the message arrives (EventSource or WebSocket) and when the colour
 // is applied (checked on every stylesheet load and every animation frame).
+// The page's stream (folio's EventSource, live-server's WebSocket), wrapped once: the probes
+// below register in window.__benchStreams the event types they time (a WebSocket's are all
+// 'message'), and what to do when it opens. Added before them, as the first init script.
+const STREAM_PROBE = () => {
+  window.__benchStreams = [];
+  const hook = (stream, types) => {
+    for (const s of window.__benchStreams) {
+      for (const type of types(s)) stream.addEventListener(type, s.note);
+      if (s.open) stream.addEventListener('open', s.open);
+    }
+    return stream;
+  };
+  if (window.EventSource) {
+    const ES = window.EventSource;
+    window.EventSource = function (url, init) { return hook(new ES(url, init), (s) => s.types); };
+    window.EventSource.prototype = ES.prototype;
+    Object.assign(window.EventSource, { CONNECTING: 0, OPEN: 1, CLOSED: 2 });
+  }
+  if (window.WebSocket) {
+    const WS = window.WebSocket;
+    window.WebSocket = function (url, protocols) {
+      return hook(protocols === undefined ? new WS(url) : new WS(url, protocols), () => ['message']);
+    };
+    window.WebSocket.prototype = WS.prototype;
+  }
+};
+
 const PAGE_PROBE = () => {
   window.__bench = { target: null, msg: null, applied: null, opens: 0 };
   const t = () => performance.timeOrigin + performance.now();
@@ -81,27 +108,8 @@ const PAGE_PROBE = () => {
   document.addEventListener('load', check, true);
   (function frame() { check(); requestAnimationFrame(frame); })();
   const note = () => { if (window.__bench.target && !window.__bench.msg) window.__bench.msg = t(); };
-  if (window.EventSource) {
-    const ES = window.EventSource;
-    window.EventSource = function (url, init) {
-      const es = new ES(url, init);
-      for (const type of ['css', 'fragment', 'reload']) es.addEventListener(type, note);
-      es.addEventListener('open', () => { window.__bench.opens++; });
-      return es;
-    };
-    window.EventSource.prototype = ES.prototype;
-    Object.assign(window.EventSource, { CONNECTING: 0, OPEN: 1, CLOSED: 2 });
-  }
-  if (window.WebSocket) {
-    const WS = window.WebSocket;
-    window.WebSocket = function (url, protocols) {
-      const ws = protocols === undefined ? new WS(url) : new WS(url, protocols);
-      ws.addEventListener('message', note);
-      ws.addEventListener('open', () => { window.__bench.opens++; });
-      return ws;
-    };
-    window.WebSocket.prototype = WS.prototype;
-  }
+  window.__benchStreams.push({ types: ['css', 'fragment', 'reload'], note,
+    open: () => { window.__bench.opens++; } });
 };
 
 // Node's own SSE listener (folio only): the event reaching a client outside the browser.
@@ -140,6 +148,7 @@ async function measure({ name, url, root, nodeListener, sheet = css }) {
   await page.exposeFunction('__benchApplied', () => { if (onApplied) onApplied(); });
   const noise = [];
   page.on('pageerror', (e) => noise.push(e.message));
+  await page.addInitScript(STREAM_PROBE);
   await page.addInitScript(PAGE_PROBE);
   await page.goto(url, { waitUntil: 'load' });
   await sleep(500); // the page's socket/stream is open
@@ -219,25 +228,7 @@ const TEXT_PROBE = () => {
   new MutationObserver(check).observe(document, { subtree: true, childList: true, characterData: true });
   document.addEventListener('DOMContentLoaded', check);
   const note = () => { msg = t(); };
-  if (window.EventSource) {
-    const ES = window.EventSource;
-    window.EventSource = function (url, init) {
-      const es = new ES(url, init);
-      es.addEventListener('page', note);
-      return es;
-    };
-    window.EventSource.prototype = ES.prototype;
-    Object.assign(window.EventSource, { CONNECTING: 0, OPEN: 1, CLOSED: 2 });
-  }
-  if (window.WebSocket) {
-    const WS = window.WebSocket;
-    window.WebSocket = function (url, protocols) {
-      const ws = protocols === undefined ? new WS(url) : new WS(url, protocols);
-      ws.addEventListener('message', note);
-      return ws;
-    };
-    window.WebSocket.prototype = WS.prototype;
-  }
+  window.__benchStreams.push({ types: ['page'], note });
 };
 
 // The client's marks of one patch (folio:event, fetched, indexed, parsed, diffed, applied, placed), as
@@ -280,6 +271,7 @@ async function measureText({ name, url, root, source = textPage }) {
   });
   let navigations = 0;
   page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations++; });
+  await page.addInitScript(STREAM_PROBE);
   await page.addInitScript(TEXT_PROBE);
   await page.goto(url, { waitUntil: 'load' });
   await sleep(700); // the stream is open and the client knows the page's source
@@ -327,6 +319,7 @@ async function measureLarge({ name, url, root }) {
   page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations++; });
   const noise = [];
   page.on('pageerror', (e) => noise.push(e.message));
+  await page.addInitScript(STREAM_PROBE);
   await page.addInitScript(PAGE_PROBE);
   await page.addInitScript(TEXT_PROBE);
   await page.goto(url, { waitUntil: 'load' });
