@@ -1,6 +1,7 @@
 """The command line, environment and config file as a user meets them: a bad
 value is one clear line on stderr and exit status 2; signals stop the
 server cleanly."""
+import contextlib
 import json
 import os
 import shutil
@@ -173,57 +174,49 @@ class Layers(Fixture):
         self.assertIn("in use", r.stderr)
         self.assertNotIn("port 0", r.stderr)  # MHD's own words name the port asked for too
 
-    def test_banner_is_on_stderr_with_the_network_urls(self):
-        """stdout is the access log's alone; bound to all addresses, folio names
-        every address a reader elsewhere can use, as vite does."""
-        proc = subprocess.Popen([FOLIO, "--root", self.root, "--host", "0.0.0.0", "--port", "0"],
+    @contextlib.contextmanager
+    def on_host(self, host):
+        """folio bound to host on a free port: (process, its first stderr line, port);
+        stopped by SIGTERM after, which must exit 0."""
+        proc = subprocess.Popen([FOLIO, "--root", self.root, "--host", host, "--port", "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             first = proc.stderr.readline()
+            yield proc, first, int(first.rsplit(":", 1)[1].strip("/\n"))
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(10), 0)
+
+    def assert_serves(self, family, address, port):
+        with socket.socket(family) as c:
+            c.settimeout(5)
+            c.connect((address, port))
+            c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            self.assertTrue(c.recv(100).startswith(b"HTTP/1.1 200"), address)
+
+    def test_banner_is_on_stderr_with_the_network_urls(self):
+        """stdout is the access log's alone; bound to all addresses, folio names
+        every address a reader elsewhere can use, as vite does."""
+        with self.on_host("0.0.0.0") as (proc, first, port):
             self.assertRegex(first, r"^folio: serving .* at http://127\.0\.0\.1:\d+/$")
-            port = int(first.rsplit(":", 1)[1].strip("/\n"))
             wanted = subprocess.run(["ip", "-o", "-4", "addr", "show", "scope", "global"],
                                     capture_output=True, text=True, check=True).stdout.split("\n")
             addresses = [w.split()[3].split("/")[0] for w in wanted if w.strip()]
             lines = [proc.stderr.readline() for _ in addresses]
             for a in addresses:
                 self.assertIn("folio: on the network at http://%s:%d/" % (a, port), "".join(lines))
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            out, _ = proc.communicate(timeout=10)
-        self.assertEqual(out, "")  # no request, no log: the banner is not on stdout
+        self.assertEqual(proc.stdout.read(), "")  # no request, no log: the banner is not on stdout
 
     def test_dual_stack_for_all_ipv6_addresses(self):
         """--host :: listens on both families, as nginx's ipv6only=off."""
-        proc = subprocess.Popen([FOLIO, "--root", self.root, "--host", "::", "--port", "0"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            port = int(proc.stderr.readline().rsplit(":", 1)[1].strip("/\n"))
-            for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
-                with socket.socket(family) as c:
-                    c.settimeout(5)
-                    c.connect((address, port))
-                    c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                    self.assertTrue(c.recv(100).startswith(b"HTTP/1.1 200"), address)
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            self.assertEqual(proc.wait(10), 0)
+        with self.on_host("::") as (_, _first, port):
+            self.assert_serves(socket.AF_INET, "127.0.0.1", port)
+            self.assert_serves(socket.AF_INET6, "::1", port)
 
     def test_ipv6_loopback(self):
-        r = Server(self.root)
-        r.args = ["--host", "::1"]
-        proc = subprocess.Popen([FOLIO, "--root", self.root, "--host", "::1", "--port", "0"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            line = proc.stderr.readline()
-            self.assertRegex(line, r"http://\[::1\]:\d+/")
-            port = int(line.rsplit(":", 1)[1].strip("/\n"))
-            with socket.create_connection(("::1", port), timeout=5) as c:
-                c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                self.assertTrue(c.recv(100).startswith(b"HTTP/1.1 200"))
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            self.assertEqual(proc.wait(10), 0)
+        with self.on_host("::1") as (_, first, port):
+            self.assertRegex(first, r"http://\[::1\]:\d+/")
+            self.assert_serves(socket.AF_INET6, "::1", port)
 
 
 class Shutdown(Fixture):
