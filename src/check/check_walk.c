@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/dir_walk.h"
 #include "serve/resolve.h"
 #include "serve/routes.h"
 
@@ -76,46 +77,58 @@ static void check_add_file(struct check_run *r, const struct route *route, const
     r->failed |= f->name == NULL;
 }
 
-/* Every file beneath @rel of @route; dot entries are skipped, as folio
- * never serves them. False when the route's folder cannot be read. */
-static bool check_walk(struct check_run *r, const struct route *route, const char *rel,
-                       char *err, size_t err_size)
+/* One route's walk, for dir_walk's callbacks. */
+struct check_walk_state {
+    struct check_run *r;
+    const struct route *route;
+    char *err;
+    size_t err_size;
+    bool ok;
+};
+
+/* dir_walk: one entry: dot entries skipped, as folio never serves them;
+ * folders walked into, whatever the depth; the rest are the route's files. */
+static bool check_walk_entry(void *arg, int dirfd, const char *name, const char *rel,
+                             unsigned char type)
 {
-    int fd = openat(route->dir_fd, rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-    if (dir == NULL && rel[0] && (errno == ENOENT || errno == ENOTDIR || errno == EACCES)) {
-        return true; /* gone since it was listed, or unreadable: references into it say so */
-    }
-    if (dir == NULL) {
-        snprintf(err, err_size, "%s/%s: %s", route->dir, rel, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-        }
+    (void)dirfd;
+    struct check_walk_state *w = arg;
+    if (name[0] == '.' || w->r->failed) {
         return false;
     }
-    bool ok = true;
-    for (struct dirent *e; ok && !r->failed && (e = readdir(dir)) != NULL;) {
-        if (e->d_name[0] == '.') {
-            continue;
-        }
-        char *child = NULL;
-        if (asprintf(&child, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name) < 0) {
-            r->failed = true;
-            break;
-        }
-        struct stat st;
-        bool is_dir = e->d_type == DT_DIR ||
-                      (e->d_type == DT_UNKNOWN && fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                       S_ISDIR(st.st_mode));
-        if (is_dir) {
-            ok = check_walk(r, route, child, err, err_size);
-        } else {
-            check_add_file(r, route, child); /* symlinks too: resolve_open judges them */
-        }
-        free(child);
+    if (type == DT_DIR) {
+        return true;
     }
-    closedir(dir);
-    return ok;
+    check_add_file(w->r, w->route, rel); /* symlinks too: resolve_open judges them */
+    return false;
+}
+
+/* dir_walk: a folder not readable is passed by (references into it say
+ * so); any other failure (out of descriptors) fails the walk. */
+static void check_walk_failed(void *arg, const char *rel, int err)
+{
+    struct check_walk_state *w = arg;
+    if (err != EACCES && w->ok) {
+        snprintf(w->err, w->err_size, "%s/%s: %s", w->route->dir, rel, strerror(err));
+        w->ok = false;
+    }
+}
+
+/* Every file beneath @route's folder, with bounded descriptors whatever the
+ * depth (base/dir_walk.h). False when a folder cannot be read. */
+static bool check_walk(struct check_run *r, const struct route *route, char *err, size_t err_size)
+{
+    int fd = openat(route->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, err_size, "%s: %s", route->dir, strerror(errno));
+        return false;
+    }
+    static const struct dir_walk_ops ops = {.entry = check_walk_entry, .failed = check_walk_failed};
+    struct check_walk_state w = {.r = r, .route = route, .err = err, .err_size = err_size, .ok = true};
+    if (dir_walk(fd, "", &ops, &w) != 0) {
+        r->failed = true;
+    }
+    return w.ok;
 }
 
 /* qsort/bsearch order of files: by URL path. */
@@ -162,7 +175,7 @@ void check_read(struct check_run *r, struct check_file *f)
 bool check_walk_all(struct check_run *r, char *err, size_t err_size)
 {
     for (size_t i = 0; i < r->routes->count; i++) {
-        if (!check_walk(r, &r->routes->items[i], "", err, err_size) || r->failed) {
+        if (!check_walk(r, &r->routes->items[i], err, err_size) || r->failed) {
             return false;
         }
     }

@@ -70,12 +70,31 @@ static void watch_free(struct watch *w)
     watch_inotify_destroy(w->ino);
     watch_poll_destroy(w->poll);
     watch_roots_finish(&w->core.roots);
+    watch_missed_finish(&w->core.missed);
     watch_window_finish(&w->core.window);
     free(w);
 }
 
+/* --watch auto, the kernel's watch limit hit by the first walk: inotify is
+ * given up for polling, which has no such limit, rather than missing
+ * changes (said once, with the sysctl that would keep inotify). */
+static void watch_inotify_give_up(struct watch *w)
+{
+    watch_missed_say(&w->core.missed, WATCH_MISSED_POLLING);
+    watch_inotify_destroy(w->ino); /* its watches go with its descriptor */
+    w->ino = NULL;
+    struct watch_roots *roots = &w->core.roots;
+    roots->ifd = -1;
+    for (size_t r = 0; r < roots->n; r++) {
+        roots->items[r].wd = -1;
+        roots->items[r].parents[0].wd = roots->items[r].parents[1].wd = -1;
+    }
+    atomic_store(&w->core.count, 0);
+    w->mode = WATCH_POLL;
+}
+
 /* Starts the backend @w->mode asks for (auto: polling when inotify cannot
- * be had at all, rather than not watching). */
+ * be had at all, or not for every folder, rather than not watching). */
 static bool watch_start_backend(struct watch *w)
 {
     if (w->mode == WATCH_INOTIFY) {
@@ -85,6 +104,8 @@ static bool watch_start_backend(struct watch *w)
                 return false;
             }
             w->mode = WATCH_POLL;
+        } else if (w->core.auto_mode && w->core.missed.limit > 0) {
+            watch_inotify_give_up(w);
         }
     }
     if (w->mode == WATCH_POLL) {

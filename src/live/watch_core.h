@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "watch_batch.h"
+#include "watch_missed.h"
 #include "watch_roots.h"
 #include "watch_window.h"
 
@@ -28,6 +29,7 @@ struct watch_core {
     bool auto_mode;       /* chosen by --watch auto: hints say how to switch */
     unsigned poll_ms;     /* polling: the idle interval between two walks */
     atomic_size_t count;  /* folders watched (or walked at the last poll) */
+    struct watch_missed missed; /* folders that could not be, said once */
 };
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "base/dir_walk.h"
 #include "watch_path.h"
 
 /* IN_ATTRIB: `touch` changes the mtime and so the ETag; authors touch a file
@@ -35,18 +36,12 @@ struct watch_inotify {
     uint64_t recheck_ms; /* when the roots' paths are looked at next */
 };
 
-static atomic_bool watch_warned_limit;
-
-/* Once per process: the kernel refused more watches. */
-static void watch_limit_warning(const struct watch_inotify *ino)
+/* Says once what the tree walks could not watch, and that live reload
+ * misses it (the walks after start-up: watch.c decides at start-up). */
+static void watch_say_missed(const struct watch_inotify *ino)
 {
-    if (!atomic_exchange(&watch_warned_limit, true)) {
-        fprintf(stderr,
-                "folio: inotify watch limit reached (fs.inotify.max_user_watches):"
-                " live reload misses changes in some folders; raise it with"
-                " `sudo sysctl fs.inotify.max_user_watches=524288`%s\n",
-                ino->core->auto_mode ? ", or watch by polling with --watch poll" : "");
-    }
+    watch_missed_say(&ino->core->missed,
+                     ino->core->auto_mode ? WATCH_MISSED_AUTO : WATCH_MISSED_MISSES);
 }
 
 /* Once per process, with --watch auto: a root on a file system whose
@@ -128,24 +123,48 @@ static bool watch_is_other_root(const struct watch_inotify *ino, size_t root, co
     return false;
 }
 
-/* Adds the watch on root @root's folder @rel (at @path) and records it in
- * the table. Returns 0, or the errno of inotify_add_watch (reported unless
- * ENOENT or ENOTDIR). *list says whether the folder is ours to list. */
-static int watch_add_node(struct watch_inotify *ino, size_t root, const char *rel,
-                          const char *path, bool *list)
+/* inotify_add_watch on folder @rel of root @root, open as @fd. The root by
+ * its path (a symlink is followed: a route may point elsewhere); a folder
+ * below by its descriptor, which the walk opened following no symlink, so
+ * no path length bounds the depth and no link swapped in meanwhile is
+ * followed. Without /proc, by its path, not following the last name. */
+static int watch_add_inotify(struct watch_inotify *ino, size_t root, const char *rel, int fd)
+{
+    const char *top = ino->core->roots.items[root].path;
+    if (rel[0] == '\0') {
+        return inotify_add_watch(ino->ifd, top, WATCH_MASK);
+    }
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    int wd = inotify_add_watch(ino->ifd, self, WATCH_MASK);
+    if (wd >= 0 || errno != ENOENT) {
+        return wd;
+    }
+    char *path = watch_join(top, rel);
+    if (path == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    wd = inotify_add_watch(ino->ifd, path, WATCH_MASK | IN_DONT_FOLLOW);
+    int err = errno;
+    free(path);
+    errno = err;
+    return wd;
+}
+
+/* Adds the watch on root @root's folder @rel (open as @fd) and records it
+ * in the table. Returns 0, or the errno of inotify_add_watch (counted as
+ * missed unless ENOENT or ENOTDIR: it vanished or is a symlink now).
+ * *list says whether the folder is ours to list. */
+static int watch_add_node(struct watch_inotify *ino, size_t root, const char *rel, int fd,
+                          bool *list)
 {
     *list = false;
-    /* Roots may be symlinks (a route pointing elsewhere); folders inside are
-     * not followed, so a link cycle cannot make us recurse forever. */
-    uint32_t mask = WATCH_MASK | (rel[0] ? IN_DONT_FOLLOW : 0);
-    int wd = inotify_add_watch(ino->ifd, path, mask);
+    int wd = watch_add_inotify(ino, root, rel, fd);
     if (wd < 0) {
         int err = errno;
-        if (err == ENOSPC) {
-            watch_limit_warning(ino);
-        } else if (err != ENOENT && err != ENOTDIR) {
-            /* ENOENT/ENOTDIR: it vanished or was a symlink; nothing to do. */
-            fprintf(stderr, "folio: cannot watch %s: %s\n", path, strerror(err));
+        if (err != ENOENT && err != ENOTDIR) {
+            watch_missed_note(&ino->core->missed, ino->core->roots.items[root].path, rel, err);
         }
         return err;
     }
@@ -171,68 +190,88 @@ static int watch_add_node(struct watch_inotify *ino, size_t root, const char *re
     return 0;
 }
 
-static int watch_add_tree(struct watch_inotify *ino, size_t root, const char *rel, bool report);
+/* One tree walk's state, for dir_walk's callbacks. */
+struct watch_tree_walk {
+    struct watch_inotify *ino;
+    size_t root;
+    bool report; /* files found are noted as changes */
+    bool started;
+    int err;     /* the start folder's own inotify_add_watch: 0 or errno */
+};
 
-/* Watches what folder @rel (at @path) of root @root holds: its folders as
- * trees; with @report its files are noted as changes. */
-static void watch_add_children(struct watch_inotify *ino, size_t root, const char *rel,
-                               const char *path, bool report)
+/* dir_walk: a folder reached: watched before it is listed, so a file
+ * created meanwhile is seen at least once. */
+static bool watch_tree_folder(void *arg, int fd, const char *rel)
 {
-    DIR *d = opendir(path);
-    if (d == NULL) {
-        return;
+    struct watch_tree_walk *w = arg;
+    bool list;
+    int err = watch_add_node(w->ino, w->root, rel, fd, &list);
+    if (!w->started) {
+        w->started = true;
+        w->err = err;
     }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (watch_ignored_name(e->d_name)) {
-            continue; /* also skips "." and ".." */
-        }
-        unsigned char type = e->d_type;
-        if (type == DT_UNKNOWN) {
-            struct stat st;
-            if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-                continue;
-            }
-            type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
-        }
-        char *child = watch_join(rel, e->d_name);
-        if (child == NULL) {
-            watch_window_overflow(&ino->core->window);
-            break;
-        }
-        if (type == DT_DIR) {
-            watch_add_tree(ino, root, child, report);
-            free(child);
-        } else if (report) {
-            watch_window_note(&ino->core->window, (int)root, child, true, false, -1);
-        } else {
-            free(child);
-        }
-    }
-    closedir(d);
+    /* Out of watches: its folders are walked all the same, only to be
+     * counted (each is refused too), so the line says how many are missed. */
+    return list || err == ENOSPC;
 }
 
-/* Watches root @root's folder @rel and everything under it. With @report,
- * files found inside are recorded as changes (they may have been written
- * before the watch existed). The watch is added before listing, so a file
- * created meanwhile is seen at least once. Returns 0, or the errno of
- * inotify_add_watch for @rel itself (already reported unless ENOENT or
- * ENOTDIR). */
+/* dir_walk: one entry: folders walked into, files noted with @report. */
+static bool watch_tree_entry(void *arg, int dirfd, const char *name, const char *rel,
+                             unsigned char type)
+{
+    (void)dirfd;
+    struct watch_tree_walk *w = arg;
+    if (watch_ignored_name(name)) {
+        return false;
+    }
+    if (type != DT_DIR && w->report) {
+        char *copy = strdup(rel);
+        if (copy == NULL) {
+            watch_window_overflow(&w->ino->core->window);
+        } else {
+            watch_window_note(&w->ino->core->window, (int)w->root, copy, true, false, -1);
+        }
+    }
+    return type == DT_DIR;
+}
+
+/* dir_walk: a folder that could not be opened or listed. */
+static void watch_tree_failed(void *arg, const char *rel, int err)
+{
+    struct watch_tree_walk *w = arg;
+    watch_missed_note(&w->ino->core->missed, w->ino->core->roots.items[w->root].path, rel, err);
+}
+
+/* Watches root @root's folder @rel and everything under it, with bounded
+ * descriptors whatever the depth (dir_walk.h). With @report, files found
+ * inside are recorded as changes (they may have been written before the
+ * watch existed). Returns 0, or the errno of opening or watching @rel
+ * itself (counted as missed unless ENOENT or ENOTDIR). */
 static int watch_add_tree(struct watch_inotify *ino, size_t root, const char *rel, bool report)
 {
     const char *top = ino->core->roots.items[root].path;
-    char *path = rel[0] ? watch_join(top, rel) : strdup(top);
-    if (path == NULL) {
+    int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* the root: links followed */
+    if (fd >= 0 && rel[0] != '\0') {
+        int sub = dir_walk_open(fd, rel); /* below it: none */
+        int err = errno;
+        close(fd);
+        fd = sub;
+        errno = err;
+    }
+    if (fd < 0) {
+        int err = errno;
+        if (err != ENOENT && err != ENOTDIR && err != ELOOP) {
+            watch_missed_note(&ino->core->missed, top, rel, err);
+        }
+        return err == ELOOP ? ENOTDIR : err;
+    }
+    static const struct dir_walk_ops ops = {
+        .folder = watch_tree_folder, .entry = watch_tree_entry, .failed = watch_tree_failed};
+    struct watch_tree_walk w = {.ino = ino, .root = root, .report = report};
+    if (dir_walk(fd, rel, &ops, &w) != 0) {
         watch_window_overflow(&ino->core->window);
-        return ENOMEM;
     }
-    bool list;
-    int err = watch_add_node(ino, root, rel, path, &list);
-    if (list) {
-        watch_add_children(ino, root, rel, path, report);
-    }
-    free(path);
-    return err;
+    return w.err;
 }
 
 /* A folder moved out of the tree keeps its watch (inotify follows the
@@ -257,11 +296,12 @@ static void watch_remove_tree(struct watch_inotify *ino, size_t root, const char
     }
 }
 
-/* Watches root @r's parent folders, warning once if the kernel refused. */
+/* Watches root @r's parent folders; one the kernel refused is missed. */
 static void watch_parents(struct watch_inotify *ino, size_t r)
 {
-    if (!watch_roots_parent_add(&ino->core->roots, r)) {
-        watch_limit_warning(ino);
+    struct watch_root *root = &ino->core->roots.items[r];
+    if (!watch_roots_parent_add(&ino->core->roots, r) && root->parents[0].dir != NULL) {
+        watch_missed_note(&ino->core->missed, root->parents[0].dir, "", ENOSPC);
     }
 }
 
@@ -408,6 +448,7 @@ static void watch_inotify_drain(struct watch_inotify *ino)
 int watch_inotify_turn(struct watch_inotify *ino)
 {
     watch_inotify_drain(ino);
+    watch_say_missed(ino); /* what start-up or the last events could not watch */
     struct watch_window *win = &ino->core->window;
     for (;;) {
         uint64_t now = watch_window_now(win);

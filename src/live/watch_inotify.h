@@ -7,8 +7,11 @@
  * symlink further up its path, or a chain of them, no watch hears).
  *
  * Owns the inotify descriptor and the table; reports through the core
- * (watch_core.h). If the kernel's watch limit is hit (ENOSPC) one line naming
- * fs.inotify.max_user_watches goes to stderr, once per process.
+ * (watch_core.h). Folders are walked with bounded descriptors whatever the
+ * depth (base/dir_walk.h). Folders it cannot watch (the kernel's watch
+ * limit, ENOSPC; the descriptor limit; no permission) are counted in
+ * core->missed: watch.c decides at start-up (--watch auto polls instead
+ * when the watch limit was hit), and a turn says once what is missed.
  */
 #ifndef FOLIO_WATCH_INOTIFY_H
 #define FOLIO_WATCH_INOTIFY_H

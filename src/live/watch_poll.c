@@ -15,10 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/dir_walk.h"
 #include "watch_path.h"
-
-/* Deeper than any article; a bound all the same, for a pathological tree. */
-#define WATCH_POLL_MAX_DEPTH 64
 
 struct watch_entry {
     size_t root;
@@ -82,49 +80,67 @@ static struct watch_entry *watch_snap_add(struct watch_snap *s, size_t root,
     return e;
 }
 
-/* Records folder @dfd (named @rel under root @root) and everything under
- * it into @s. Takes ownership of @dfd. Folders are not followed through
- * symlinks, as inotify does not. */
-static void watch_walk(struct watch_snap *s, size_t root, int dfd, const char *rel, int depth)
+/* One walk of one root, for dir_walk's callbacks. */
+struct watch_poll_walk {
+    struct watch_snap *s;
+    struct watch_core *core;
+    size_t root;
+};
+
+/* dir_walk: a folder reached: counted. */
+static bool watch_poll_folder(void *arg, int fd, const char *rel)
 {
-    DIR *d = fdopendir(dfd);
-    if (d == NULL) {
-        close(dfd);
-        return;
+    (void)fd;
+    (void)rel;
+    struct watch_poll_walk *w = arg;
+    w->s->folders++;
+    return !w->s->failed;
+}
+
+/* dir_walk: one entry recorded (its inode, size and times for a file);
+ * folders walked into, whatever the depth; symlinks never followed, as
+ * inotify does not. */
+static bool watch_poll_entry(void *arg, int dirfd, const char *name, const char *rel,
+                             unsigned char type)
+{
+    (void)type;
+    struct watch_poll_walk *w = arg;
+    struct stat st;
+    if (w->s->failed || watch_ignored_name(name) ||
+        fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return false; /* gone since readdir: the next walk says so */
     }
-    s->folders++;
-    char path[4096];
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL && !s->failed) {
-        if (watch_ignored_name(de->d_name)) {
-            continue; /* also "." and ".." */
-        }
-        int len = snprintf(path, sizeof path, "%s%s%s", rel, rel[0] ? "/" : "", de->d_name);
-        if (len < 0 || (size_t)len >= sizeof path) {
-            continue;
-        }
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            continue; /* gone since readdir: the next walk says so */
-        }
-        struct watch_entry *e = watch_snap_add(s, root, path, (size_t)len);
-        if (e == NULL) {
-            break;
-        }
-        e->dir = S_ISDIR(st.st_mode);
-        if (!e->dir) {
-            e->ino = st.st_ino;
-            e->size = st.st_size;
-            e->mtime = st.st_mtim;
-            e->ctime = st.st_ctim;
-        } else if (depth < WATCH_POLL_MAX_DEPTH) {
-            int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0) {
-                watch_walk(s, root, sub, path, depth + 1);
-            }
-        }
+    struct watch_entry *e = watch_snap_add(w->s, w->root, rel, strlen(rel));
+    if (e == NULL) {
+        return false;
     }
-    closedir(d);
+    e->dir = S_ISDIR(st.st_mode);
+    if (!e->dir) {
+        e->ino = st.st_ino;
+        e->size = st.st_size;
+        e->mtime = st.st_mtim;
+        e->ctime = st.st_ctim;
+    }
+    return e->dir;
+}
+
+/* dir_walk: a folder that could not be opened or listed: counted missed. */
+static void watch_poll_failed(void *arg, const char *rel, int err)
+{
+    struct watch_poll_walk *w = arg;
+    watch_missed_note(&w->core->missed, w->core->roots.items[w->root].path, rel, err);
+}
+
+/* Records folder @dfd (root @root's own) and everything under it into @s,
+ * with bounded descriptors whatever the depth. Takes ownership of @dfd. */
+static void watch_walk(struct watch_poll *p, struct watch_snap *s, size_t root, int dfd)
+{
+    static const struct dir_walk_ops ops = {
+        .folder = watch_poll_folder, .entry = watch_poll_entry, .failed = watch_poll_failed};
+    struct watch_poll_walk w = {.s = s, .core = p->core, .root = root};
+    if (dir_walk(dfd, "", &ops, &w) != 0) {
+        s->failed = true;
+    }
 }
 
 /* qsort order: by root, then by path. */
@@ -157,7 +173,7 @@ static bool watch_snap_take(struct watch_poll *p, struct watch_snap *s)
          * directory offset, left at the end by the last walk. */
         int walk = s->present[r] ? openat(held, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
         if (walk >= 0) {
-            watch_walk(s, r, walk, "", 0);
+            watch_walk(p, s, r, walk);
         } else if (s->present[r] || st == WATCH_ROOT_UNKNOWN) {
             s->failed = true; /* out of descriptors: this walk saw nothing */
         }
@@ -237,6 +253,7 @@ struct watch_poll *watch_poll_create(struct watch_core *core)
         }
     }
     watch_snap_take(p, p->cur); /* the same folders: nothing swapped */
+    watch_missed_say(&core->missed, WATCH_MISSED_MISSES);
     p->walk_ms = watch_window_now(&core->window) + core->poll_ms;
     return p;
 }
@@ -250,6 +267,7 @@ int watch_poll_turn(struct watch_poll *p)
         return (int)(p->walk_ms - now);
     }
     bool changed = watch_snap_take(p, p->next);
+    watch_missed_say(&p->core->missed, WATCH_MISSED_MISSES);
     changed = watch_snap_compare(win, p->cur, p->next) || changed;
     struct watch_snap *t = p->cur;
     p->cur = p->next;
