@@ -596,6 +596,48 @@ static void test_poll_threaded(void **state)
     threaded(WATCH_POLL);
 }
 
+/* A 200-level chain, made before the watch: every folder watched (polling
+ * looked no deeper than 64 levels before) and a write at the bottom is one
+ * batch naming it. */
+static void deep_tree(enum watch_mode mode)
+{
+    char dir[64] = "/tmp/folio-watch-deep-XXXXXX", rel[512] = "";
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; i < 200; i++) {
+        char p[700];
+        strcat(rel, i ? "/d" : "d");
+        path_of(p, sizeof p, dir, rel);
+        assert_int_equal(mkdir(p, 0755), 0);
+    }
+    struct th_rig t;
+    th_rig_init(&t);
+    const char *roots[] = {dir};
+    assert_non_null(th_rig_watch(&t, roots, 1, mode));
+    assert_int_equal(watch_count(t.w), 201);
+    strcat(rel, "/bottom.css");
+    th_write_file(dir, rel, "b");
+    const struct th_seen_batch *b = th_next_batch(&t, 2000);
+    assert_non_null(b);
+    assert_false(b->overflow);
+    assert_int_equal(b->n, 1);
+    /* the rig keeps 127 bytes of a path: the rest is the count's to prove */
+    assert_int_equal(strncmp(b->paths[0], rel, sizeof b->paths[0] - 1), 0);
+    th_rig_finish(&t);
+    th_remove_tree(dir);
+}
+
+static void test_deep_tree(void **state)
+{
+    (void)state;
+    deep_tree(WATCH_INOTIFY);
+}
+
+static void test_poll_deep_tree(void **state)
+{
+    (void)state;
+    deep_tree(WATCH_POLL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -603,6 +645,8 @@ int main(void)
         cmocka_unit_test(test_create_errors),
         cmocka_unit_test(test_threaded),
         cmocka_unit_test(test_poll_threaded),
+        cmocka_unit_test(test_deep_tree),
+        cmocka_unit_test(test_poll_deep_tree),
         cmocka_unit_test_setup_teardown(test_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_is_one_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomic_saves, setup, teardown),
