@@ -20,6 +20,7 @@
 #include "test_helpers.h"
 #include "live/watch.h"
 #include "live/watch_path.h"
+#include "live/watch_missed.h"
 
 
 struct fixture {
@@ -638,6 +639,27 @@ static void test_poll_deep_tree(void **state)
     deep_tree(WATCH_POLL);
 }
 
+/* Folders missed are counted and said once, with the first one's reason. */
+static void test_missed_said_once(void **state)
+{
+    (void)state;
+    struct watch_missed m = {0};
+    assert_false(watch_missed_say(&m, WATCH_MISSED_MISSES)); /* nothing missed: nothing said */
+    watch_missed_note(&m, "/r", "a/b", EMFILE);
+    watch_missed_note(&m, "/r", "c", ENOSPC);
+    watch_missed_note(&m, "/r", "d", ENOSPC);
+    assert_int_equal(m.n, 3);
+    assert_int_equal(m.limit, 2);
+    assert_string_equal(m.first, "/r/a/b");
+    assert_int_equal(m.err, EMFILE);
+    assert_true(watch_missed_say(&m, WATCH_MISSED_POLLING));
+    watch_missed_note(&m, "/r", "e", ENOSPC);
+    assert_false(watch_missed_say(&m, WATCH_MISSED_POLLING));
+    assert_non_null(strstr(watch_missed_why(ENOSPC), "fs.inotify.max_user_watches"));
+    assert_non_null(strstr(watch_missed_why(EMFILE), "RLIMIT_NOFILE"));
+    watch_missed_finish(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -647,6 +669,7 @@ int main(void)
         cmocka_unit_test(test_poll_threaded),
         cmocka_unit_test(test_deep_tree),
         cmocka_unit_test(test_poll_deep_tree),
+        cmocka_unit_test(test_missed_said_once),
         cmocka_unit_test_setup_teardown(test_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_is_one_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_atomic_saves, setup, teardown),
