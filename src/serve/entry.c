@@ -12,6 +12,7 @@
 #include "base/body.h"
 #include "cache.h"
 #include "compress.h"
+#include "flight.h"
 #include "base/html.h"
 #include "live_hook.h"
 #include "mime.h"
@@ -132,16 +133,31 @@ static struct body *current_bytes(struct lookup *l)
 }
 
 /* The cached body of variant, or a new one from build, kept if the cache can.
- * *kept says whether a later request will find it. */
+ * *kept says whether a later request will find it. Single-flight (flight.h):
+ * while one request builds a (version, variant) the others for it wait and
+ * take its result from the cache, so a burst of first requests compresses a
+ * file once; the wait is bounded by the levels (compress_level: ~1/4 s). A
+ * waiter that finds nothing (the cache had no room) builds its own. */
 static struct body *derive(struct lookup *l, const char *variant, builder *build, const void *arg,
                            bool *kept)
 {
     struct cache *c = l->s->cache;
     uint64_t generation = cache_generation(c);
     struct body *b = cache_get(c, l->key, variant, &l->id);
+    uint64_t name = 0;
+    if (!b) {
+        name = flight_name(l->key, variant, &l->id);
+        if (!flight_begin(name)) {
+            name = 0;
+            b = cache_get(c, l->key, variant, &l->id);
+        }
+    }
     *kept = b != NULL;
     if (!b && (b = build(l, arg)) != NULL) {
         *kept = cache_put(c, l->key, variant, &l->id, b, generation);
+    }
+    if (name) {
+        flight_end(name);
     }
     return b;
 }
