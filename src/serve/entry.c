@@ -366,6 +366,7 @@ static void take_candidate(struct lookup *l, struct candidate *c, const char *ta
         return;
     }
     rep->coding = c->coding;
+    rep->saved = rep->size > c->size ? rep->size - c->size : 0; /* rep->size: identity's */
     if (c->fd >= 0) {
         close(rep->fd);
         rep->fd = c->fd;

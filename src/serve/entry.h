@@ -67,6 +67,7 @@ struct entry_rep {
     const char *type;  /* Content-Type value; lives as long as rep */
     bool compressible; /* its bytes vary by Accept-Encoding (Vary) */
     enum encoding coding; /* Content-Encoding (ENCODING_IDENTITY: none) */
+    uint64_t saved;       /* coded: identity bytes minus these (health's bytes saved) */
     struct body *body; /* in memory, one reference owned; NULL: send fd */
     int fd;            /* owned, -1 when body holds the bytes */
     uint64_t size;
