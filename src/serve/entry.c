@@ -397,8 +397,14 @@ static void choose_coding(struct lookup *l, const struct route *route, const cha
     struct candidate best = {.coding = ENCODING_IDENTITY, .fd = -1, .size = l->rep->size};
     char variant[PATH_MAX + 16];
     l->level[ENCODING_GZIP] = f->gzip_level >= 1 && f->gzip_level <= 9 ? (int)f->gzip_level : 6;
+    /* The settings cap what mode and size pick: lower saves CPU, never a
+     * slower first request than the size tiers allow. */
+    unsigned ceiling[ENCODING_COUNT] = {[ENCODING_ZSTD] = f->zstd_level, [ENCODING_BR] = f->brotli_quality};
     for (int e = ENCODING_ZSTD; e < ENCODING_COUNT; e++) {
         l->level[e] = compress_level((enum encoding)e, f->production, (size_t)l->rep->size);
+        if (ceiling[e] && (unsigned)l->level[e] > ceiling[e]) {
+            l->level[e] = (int)ceiling[e];
+        }
     }
     for (int e = ENCODING_GZIP; e < ENCODING_COUNT; e++) {
         snprintf(l->coding_name[e], sizeof(l->coding_name[e]), "%s%d", codings[e].variant, l->level[e]);

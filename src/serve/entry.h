@@ -58,6 +58,7 @@ struct entry_facts {
     const char *prefix; /* the proxy's path prefix ("/article"), or NULL */
     const char *target; /* the target as sent: its folders set the client's src and the rewrite depth */
     unsigned gzip_level; /* of the request's settings snapshot, 1-9; 0: zlib's default, 6 */
+    unsigned brotli_quality, zstd_level; /* ceilings on compress_level's choice; 0: none */
     unsigned settings_generation; /* of that snapshot: whole responses carry its headers */
 };
 
