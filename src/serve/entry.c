@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/body.h"
+#include "best.h"
 #include "cache.h"
 #include "compress.h"
 #include "flight.h"
@@ -76,6 +77,8 @@ struct transform {
 struct lookup {
     const struct entry_server *s;
     int level[ENCODING_COUNT];
+    int best_level[ENCODING_COUNT]; /* made in the background (best.h) when above level; 0: none */
+    const char *base;               /* the variant the codings' names follow ("": the file) */
     char coding_name[ENCODING_COUNT][8]; /* the coding's variant: "gzip6" */
     char key[KEY_MAX];
     struct file_id id;
@@ -212,6 +215,13 @@ static struct body *build_coded(struct lookup *l, const void *arg)
         return NULL;
     }
     struct body *coded = compress_body(*e, plain->data, plain->len, l->level[*e]);
+    if (coded && l->best_level[*e] > l->level[*e]) {
+        char best[PATH_MAX + 16];
+        if ((size_t)snprintf(best, sizeof(best), "%s%s%s%d", l->base, *l->base ? ":" : "",
+                             codings[*e].variant, l->best_level[*e]) < sizeof(best)) {
+            best_queue(l->s->best, l->s->cache, l->key, best, *e, l->best_level[*e], &l->id, plain);
+        }
+    }
     body_unref(plain);
     return coded ? coded : body_create(0);
 }
@@ -282,6 +292,21 @@ static struct body *coded_variant(struct lookup *l, enum encoding e, const char 
         coded = NULL;
     }
     return coded;
+}
+
+/* Whether the background worker's best level of coding e is in the cache:
+ * then it, not the fast level, answers (and its ETag names it). */
+static bool best_landed(struct lookup *l, enum encoding e)
+{
+    char variant[PATH_MAX + 16];
+    if ((size_t)snprintf(variant, sizeof(variant), "%s%s%s%d", l->base, *l->base ? ":" : "",
+                         codings[e].variant, l->best_level[e]) >= sizeof(variant)) {
+        return false;
+    }
+    struct body *b = cache_get(l->s->cache, l->key, variant, &l->id);
+    bool landed = b && b->len > 0;
+    body_unref(b);
+    return landed;
 }
 
 /* One coded form a representation could take: a body, or a sidecar file. */
@@ -400,10 +425,18 @@ static void choose_coding(struct lookup *l, const struct route *route, const cha
     /* The settings cap what mode and size pick: lower saves CPU, never a
      * slower first request than the size tiers allow. */
     unsigned ceiling[ENCODING_COUNT] = {[ENCODING_ZSTD] = f->zstd_level, [ENCODING_BR] = f->brotli_quality};
+    l->base = base;
+    l->best_level[ENCODING_IDENTITY] = l->best_level[ENCODING_GZIP] = 0; /* gzip's level is the setting's */
     for (int e = ENCODING_ZSTD; e < ENCODING_COUNT; e++) {
         l->level[e] = compress_level((enum encoding)e, f->production, (size_t)l->rep->size);
-        if (ceiling[e] && (unsigned)l->level[e] > ceiling[e]) {
-            l->level[e] = (int)ceiling[e];
+        int top = e == ENCODING_BR ? COMPRESS_BR_PRODUCTION : COMPRESS_ZSTD_PRODUCTION;
+        if (ceiling[e] && (unsigned)top > ceiling[e]) {
+            top = (int)ceiling[e];
+        }
+        l->level[e] = l->level[e] < top ? l->level[e] : top;
+        l->best_level[e] = f->production && l->s->best && l->level[e] < top ? top : 0;
+        if (l->best_level[e] && best_landed(l, (enum encoding)e)) {
+            l->level[e] = top;
         }
     }
     for (int e = ENCODING_GZIP; e < ENCODING_COUNT; e++) {

@@ -41,12 +41,15 @@ struct route;
 struct serve_live_hook;
 
 /* What is fixed for the server's life. */
+struct best;
+
 struct entry_server {
     struct cache *cache;
     const struct serve_live_hook *live; /* pages get the live-reload client; NULL: none */
     /* Whether an absolute path is the article's (rewrite.h); NULL: all are. */
     bool (*is_ours)(void *arg, const char *path, size_t len);
     void *is_ours_arg;
+    struct best *best; /* makes big bodies' best levels in the background; NULL: never made */
 };
 
 /* What http.c reads from the request, and all entry needs of it. */

@@ -94,5 +94,91 @@ class LevelSettings(unittest.TestCase):
                 self.assertTrue(self.etag(s, "zstd").endswith('-zs7"'))
 
 
+def decode(coding, data):
+    """The identity bytes of data in coding, by Debian's brotli and zstd tools."""
+    tool = {"br": ["brotli", "-d", "-c"], "zstd": ["zstd", "-d", "-c", "-q"]}[coding]
+    return subprocess.run(tool, input=data, stdout=subprocess.PIPE, check=True).stdout
+
+
+def text(seed, size):
+    """Compressible but not trivially so: numbered lines with varied words."""
+    words = ["pipeline", "bubble", "stage", "micro", "batch", "gradient", "shard", "tensor"]
+    lines, n, total = [], 0, 0
+    while total < size:
+        lines.append("%s %d: %s\n" % (seed, n, " ".join(words[(n * k + len(seed)) % 8] for k in range(1, 9))))
+        total += len(lines[-1])
+        n += 1
+    return "".join(lines).encode()
+
+
+class BestLevelInBackground(unittest.TestCase):
+    """Production, a body past the tier where brotli 11 and zstd 19 are made
+    while a request waits: the first request gets the fast level, the best
+    lands later from the worker and replaces it; a file changed meanwhile
+    never gets the old version's bytes; shutdown does not wait for it."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="folio-best-")
+        self.root = make_article(os.path.join(self.tmp, "article"))
+        self.path = os.path.join(self.root, "assets", "big.txt")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def put(self, data):
+        with open(self.path, "wb") as f:
+            f.write(data)
+
+    def await_etag(self, s, coding, suffix, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            r = s.get("/assets/big.txt", Accept_Encoding=coding)
+            if r.getheader("ETag").endswith(suffix):
+                return r
+            time.sleep(0.05)
+        raise AssertionError("no %s ETag within %ss" % (suffix, timeout))
+
+    def test_fast_first_then_best(self):
+        built = built_codings()
+        self.assertTrue(built)  # Debian's build has both: the point of the test
+        v1 = text("first", 400 << 10)
+        self.put(v1)
+        with Server(self.root, "--production") as s:
+            for coding, fast, best in (("br", '-br9"', '-br11"'), ("zstd", '-zs3"', '-zs19"')):
+                if coding not in built:
+                    continue
+                first = s.get("/assets/big.txt", Accept_Encoding=coding)
+                self.assertTrue(first.getheader("ETag").endswith(fast), first.getheader("ETag"))
+                self.assertEqual(decode(coding, first.body), v1)
+                later = self.await_etag(s, coding, best)
+                self.assertEqual(decode(coding, later.body), v1)
+                self.assertEqual(later.getheader("Content-Encoding"), coding)
+
+    def test_changed_file_never_gets_old_bytes(self):
+        v1, v2 = text("first", 400 << 10), text("second", 420 << 10)
+        self.put(v1)
+        with Server(self.root, "--production") as s:
+            self.assertEqual(decode("br", s.get("/assets/big.txt", Accept_Encoding="br").body), v1)
+            self.put(v2)  # while v1's brotli 11 is being made
+            os.utime(self.path, (time.time() + 5, time.time() + 5))
+            deadline = time.time() + 60
+            while True:
+                r = s.get("/assets/big.txt", Accept_Encoding="br")
+                self.assertEqual(decode("br", r.body), v2)
+                if r.getheader("ETag").endswith('-br11"') or time.time() > deadline:
+                    break
+                time.sleep(0.05)
+            self.assertTrue(r.getheader("ETag").endswith('-br11"'), r.getheader("ETag"))
+
+    def test_shutdown_does_not_wait_for_the_best(self):
+        self.put(text("huge", 6 << 20))  # brotli 11 of it: tens of seconds
+        s = Server(self.root, "--production", "--cache-size", "256M").__enter__()
+        try:
+            r = s.get("/assets/big.txt", Accept_Encoding="br")
+            self.assertTrue(r.getheader("ETag").endswith('-br5"'), r.getheader("ETag"))
+        finally:
+            self.assertEqual(s.stop(timeout=8), 0)  # within the grace, not after the brotli
+
+
 if __name__ == "__main__":
     main()
