@@ -415,7 +415,11 @@ static void take_candidate(struct lookup *l, struct candidate *c, const char *ta
  * (made before, sidecars) the smallest acceptable answers; one coding at
  * most is made per request, the first acceptable in the order br, zstd,
  * gzip (the next when an encoder fails), so a first request pays for one
- * encoder, not three. */
+ * encoder, not three. In production a body past compress_level's br 11 /
+ * zstd 19 tier gets the tier's fast level at once (the first request waits
+ * no longer than for gzip and gets fewer bytes than gzip's) and its best
+ * level is queued for the background worker (best.h); once it landed it
+ * answers instead, under its own ETag. */
 static void choose_coding(struct lookup *l, const struct route *route, const char *rel,
                           const struct entry_facts *f, const char *base, const char *tag)
 {
