@@ -36,6 +36,9 @@
 #define MEMORY_FILE_BYTES (512u << 10)
 /* Bodies below this are not worth a coding's header and a Vary-split cache. */
 #define CODED_MIN_BYTES 512
+/* Bodies up to this get their best level made in the background (best.h):
+ * br 11 of 4 MiB is ~20 s of one core; beyond, the fast level stays. */
+#define BEST_MAX_BYTES (4u << 20)
 /* Files above this are sent as they are rather than read into memory. */
 #define CODED_MAX_BYTES (32u << 20)
 #define DOCUMENT_MAX_BYTES (16u << 20)
@@ -158,6 +161,16 @@ static struct body *derive(struct lookup *l, const char *variant, builder *build
     *kept = b != NULL;
     if (!b && (b = build(l, arg)) != NULL) {
         *kept = cache_put(c, l->key, variant, &l->id, b, generation);
+        /* The cache may keep a memfd copy (big bodies): answer from that
+         * copy, so a whole response made from this one does not hold the
+         * heap bytes besides: a big file costs one copy, not two. */
+        struct body *held = *kept && b->fd < 0 ? cache_get(c, l->key, variant, &l->id) : NULL;
+        if (held && held != b) {
+            body_unref(b);
+            b = held;
+        } else {
+            body_unref(held);
+        }
     }
     if (name) {
         flight_end(name);
@@ -438,7 +451,8 @@ static void choose_coding(struct lookup *l, const struct route *route, const cha
             top = (int)ceiling[e];
         }
         l->level[e] = l->level[e] < top ? l->level[e] : top;
-        l->best_level[e] = f->production && l->s->best && l->level[e] < top ? top : 0;
+        l->best_level[e] = f->production && l->s->best && l->level[e] < top &&
+                                   l->rep->size <= BEST_MAX_BYTES ? top : 0;
         if (l->best_level[e] && best_landed(l, (enum encoding)e)) {
             l->level[e] = top;
         }
