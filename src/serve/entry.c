@@ -153,8 +153,11 @@ static struct body *derive(struct lookup *l, const char *variant, builder *build
     uint64_t name = 0;
     if (!b) {
         name = flight_name(l->key, variant, &l->id);
-        if (!flight_begin(name)) {
+        enum flight role = flight_begin(name);
+        if (role != FLIGHT_LEAD) {
             name = 0;
+        }
+        if (role == FLIGHT_WAITED) {
             b = cache_get(c, l->key, variant, &l->id);
         }
     }

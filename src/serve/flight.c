@@ -51,7 +51,7 @@ static int slot_of(uint64_t name)
 }
 
 /* See flight.h. */
-bool flight_begin(uint64_t name)
+enum flight flight_begin(uint64_t name)
 {
     pthread_mutex_lock(&lock);
     if (slot_of(name) >= 0) {
@@ -59,17 +59,17 @@ bool flight_begin(uint64_t name)
             pthread_cond_wait(&landed, &lock);
         }
         pthread_mutex_unlock(&lock);
-        return false;
+        return FLIGHT_WAITED;
     }
     int free_slot = slot_of(0);
     if (free_slot >= 0) {
         slots[free_slot] = name;
     }
     pthread_mutex_unlock(&lock);
-    return true;
+    return free_slot >= 0 ? FLIGHT_LEAD : FLIGHT_ALONE;
 }
 
-/* See flight.h. A build that found no slot has nothing to clear. */
+/* See flight.h. */
 void flight_end(uint64_t name)
 {
     pthread_mutex_lock(&lock);

@@ -11,10 +11,14 @@
 /* A build's name: the hash of its key, variant and file version. */
 uint64_t flight_name(const char *key, const char *variant, const struct file_id *id);
 
-/* True: the caller builds name and must call flight_end(name) after
- * storing what it built. False: another thread was building name; this
- * call returned once it had ended, so the caller looks in the cache again. */
-bool flight_begin(uint64_t name);
+enum flight {
+    FLIGHT_LEAD,    /* the caller builds name, then calls flight_end(name) */
+    FLIGHT_ALONE,   /* the caller builds, unnamed: every slot was taken; no flight_end */
+    FLIGHT_WAITED,  /* another thread built name and has ended: look in the cache again */
+};
 
-/* Ends the caller's build of name and wakes those waiting for it. */
+/* Begins a build of name, or waits for the one in progress. */
+enum flight flight_begin(uint64_t name);
+
+/* Ends the caller's build of name (FLIGHT_LEAD) and wakes those waiting for it. */
 void flight_end(uint64_t name);
