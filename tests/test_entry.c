@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #if FOLIO_HAVE_BROTLI
@@ -187,11 +189,17 @@ static char *rep_text(const struct entry_rep *rep)
 struct body *__real_compress_body(enum encoding e, const void *data, size_t len, int level);
 struct body *__wrap_compress_body(enum encoding e, const void *data, size_t len, int level);
 static int failing = -1;
-static unsigned calls[ENCODING_COUNT];
+static _Atomic unsigned calls[ENCODING_COUNT];
+/* Set, each encoder call takes 200 ms longer: a burst's requests all reach
+ * the cache miss while the first one compresses (a window, not a timing). */
+static bool slow_encoder;
 
 struct body *__wrap_compress_body(enum encoding e, const void *data, size_t len, int level)
 {
     calls[e]++;
+    if (slow_encoder) {
+        nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
+    }
     return (int)e == failing ? NULL : __real_compress_body(e, data, len, level);
 }
 
@@ -400,7 +408,7 @@ static void test_big_transform_is_kept_in_a_memfd(void **state)
     for (int round = 0; round < 3; round++) {
         struct entry_rep rep;
         assert_true(lookup(fx, &s, "big.html", &f, &rep));
-        if (round > 0) { /* the first is sent from what was just made */
+        { /* the first too: from the cache's memfd, not the heap copy it was made in */
             assert_null(rep.body);
             assert_true(rep.fd >= 0);
             struct stat st;
@@ -413,6 +421,44 @@ static void test_big_transform_is_kept_in_a_memfd(void **state)
         free(text);
         entry_rep_release(&rep);
     }
+    cache_destroy(c);
+}
+
+/* Two big compressible files alternately, in a budget that holds both: each
+ * is compressed once, and every answer, the first too, is sent from the
+ * cache's one memfd copy: no heap copy besides it (issue 19, item 2). */
+static void test_big_coded_body_is_one_copy(void **state)
+{
+    struct fixture *fx = *state;
+    struct cache *c = cache_create(160 << 10); /* a memfd past 20 KB; two ~61 KB bodies fit */
+    struct entry_server s = {.cache = c};
+    struct entry_facts f = {.accept = encoding_parse("gzip"), .target = "/b.txt"};
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *text = malloc(80001);
+    unsigned seed = 7;
+    for (int file = 0; file < 2; file++) {
+        for (size_t i = 0; i < 80000; i++) { /* base64 of random bytes: gzip saves a quarter */
+            seed = seed * 1103515245u + 12345u;
+            text[i] = (i + 1) % 77 == 0 ? '\n' : digits[(seed >> 16) % 64];
+        }
+        put_file(fx, file ? "b1.txt" : "b0.txt", text, 80000, 5000000);
+    }
+    free(text);
+    memset(calls, 0, sizeof(calls));
+    ino_t ino[2] = {0, 0};
+    for (int round = 0; round < 6; round++) {
+        struct entry_rep rep;
+        assert_true(lookup(fx, &s, round % 2 ? "b1.txt" : "b0.txt", &f, &rep));
+        assert_int_equal(rep.coding, ENCODING_GZIP);
+        assert_null(rep.body);
+        struct stat st;
+        assert_int_equal(fstat(rep.fd, &st), 0);
+        assert_int_equal(st.st_nlink, 0); /* a memfd */
+        ino[round % 2] = ino[round % 2] ? ino[round % 2] : st.st_ino;
+        assert_int_equal(st.st_ino, ino[round % 2]); /* the one copy, each time */
+        entry_rep_release(&rep);
+    }
+    assert_int_equal(calls[ENCODING_GZIP], 2);
     cache_destroy(c);
 }
 
@@ -532,6 +578,82 @@ static void test_made_once_per_version(void **state)
     free(text);
     entry_rep_release(&rep);
     assert_int_equal(calls[first], 2);
+    free(v1);
+    free(v2);
+}
+
+/* A burst of first requests for one file version. */
+#define BURST 8
+struct burst {
+    struct fixture *fx;
+    pthread_barrier_t start;
+    char etag[BURST][80];
+    bool whole[BURST];
+};
+struct burst_arg {
+    struct burst *b;
+    int i;
+};
+
+/* One request of the burst: its ETag, and whether its bytes are version one. */
+static void *burst_request(void *arg)
+{
+    struct burst_arg *a = arg;
+    struct entry_server s = {.cache = a->b->fx->cache};
+    struct entry_facts f = {.accept = encoding_parse("gzip"), .target = "/burst.html"};
+    pthread_barrier_wait(&a->b->start);
+    struct entry_rep rep;
+    if (lookup(a->b->fx, &s, "burst.html", &f, &rep)) {
+        char *text = rep_text(&rep);
+        a->b->whole[a->i] = strstr(text, "<title>first</title>") != NULL;
+        free(text);
+        strcpy(a->b->etag[a->i], rep.etag);
+        entry_rep_release(&rep);
+    }
+    return NULL;
+}
+
+/* A burst of concurrent first requests compresses the version once: the
+ * others wait for that build and share it; a version written meanwhile is
+ * built apart and never answered with the old version's bytes. */
+static void test_burst_compresses_once(void **state)
+{
+    struct fixture *fx = *state;
+    char *v1 = page_text(40000, "first"), *v2 = page_text(40000, "second");
+    put_file(fx, "burst.html", v1, strlen(v1), 4000000);
+    struct burst b = {.fx = fx};
+    pthread_barrier_init(&b.start, NULL, BURST);
+    pthread_t threads[BURST];
+    struct burst_arg args[BURST];
+    memset(calls, 0, sizeof(calls));
+    slow_encoder = true;
+    for (int i = 0; i < BURST; i++) {
+        args[i] = (struct burst_arg){&b, i};
+        assert_int_equal(pthread_create(&threads[i], NULL, burst_request, &args[i]), 0);
+    }
+    for (int i = 0; i < BURST; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    assert_int_equal(calls[ENCODING_GZIP], 1);
+    for (int i = 0; i < BURST; i++) {
+        assert_true(b.whole[i]);
+        assert_true(ends_with(b.etag[i], "-gz6\""));
+        assert_string_equal(b.etag[i], b.etag[0]);
+    }
+    /* Version two while nothing waits: its own build, its own bytes. */
+    put_file(fx, "burst.html", v2, strlen(v2), 4000001);
+    struct entry_server s = {.cache = fx->cache};
+    struct entry_facts f = {.accept = encoding_parse("gzip"), .target = "/burst.html"};
+    struct entry_rep rep;
+    assert_true(lookup(fx, &s, "burst.html", &f, &rep));
+    char *text = rep_text(&rep);
+    assert_non_null(strstr(text, "<title>second</title>"));
+    assert_string_not_equal(rep.etag, b.etag[0]);
+    free(text);
+    entry_rep_release(&rep);
+    assert_int_equal(calls[ENCODING_GZIP], 2);
+    slow_encoder = false;
+    pthread_barrier_destroy(&b.start);
     free(v1);
     free(v2);
 }
@@ -667,9 +789,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_custom_404_is_a_page_like_any, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_gzip_is_made_once_then_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_transform_is_kept_in_a_memfd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_coded_body_is_one_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edit_is_seen_without_a_watcher, setup, teardown),
         cmocka_unit_test_setup_teardown(test_each_coding_its_own_etag, setup, teardown),
         cmocka_unit_test_setup_teardown(test_made_once_per_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_burst_compresses_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failing_encoder_falls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sidecars_per_coding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_range_and_transform, setup, teardown),

@@ -65,6 +65,8 @@ struct config {
     unsigned header_limit;     /* bytes of request line + headers per connection */
     unsigned cache_size;       /* bytes of compressed and rewritten bodies kept */
     unsigned gzip_level;
+    unsigned brotli_quality; /* ceilings on the levels compress_level picks by mode and size */
+    unsigned zstd_level;
     unsigned header_timeout;     /* s, the whole request line and headers */
     unsigned send_rate;          /* bytes/s a response may not fall below, 0: no floor */
     unsigned event_stream_limit; /* open live-reload event streams */

@@ -303,6 +303,21 @@ void cache_invalidate(struct cache *c, const char *path)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* See cache.h. */
+void cache_drop_variants(struct cache *c, const char *path, const char *prefix)
+{
+    size_t len = strlen(prefix);
+    pthread_mutex_lock(&c->lock);
+    c->generation++; /* a body made before is not kept: it may be what was dropped */
+    for (struct cache_item *e = c->lru_head, *next; e; e = next) {
+        next = e->lru_next;
+        if (strcmp(e->path, path) == 0 && strncmp(e->variant, prefix, len) == 0) {
+            remove_item(c, e);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
 /* Drops everything. */
 void cache_clear(struct cache *c)
 {

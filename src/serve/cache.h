@@ -87,6 +87,8 @@ bool cache_put(struct cache *c, const char *path, const char *variant, const str
 
 /* Drops every variant of path, and of everything below it when it is a folder. */
 void cache_invalidate(struct cache *c, const char *path);
+/* Drops the variants of path (that one file) whose names begin with prefix. */
+void cache_drop_variants(struct cache *c, const char *path, const char *prefix);
 void cache_clear(struct cache *c);
 
 /* Bytes the entries cost (bodies, keys, bookkeeping), for the health endpoint. */

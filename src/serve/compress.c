@@ -99,15 +99,70 @@ static size_t encode(enum encoding e, const void *data, size_t len, int level, s
     }
 }
 
-/* See compress.h. */
-struct body *compress_body(enum encoding e, const void *data, size_t len, int level)
+/* Input per step of a stoppable encoder: at br 11, ~0.3 s of work. */
+#define STEP_BYTES (64u << 10)
+
+#if FOLIO_HAVE_BROTLI
+/* encode's brotli in steps, checking stop between them; 0 when stopped. */
+static size_t brotli_steps(const uint8_t *in, size_t len, int level, struct body *out,
+                           const atomic_bool *stop)
 {
-    size_t bound = bound_of(e, len);
-    struct body *out = bound ? body_create(bound) : NULL;
-    if (!out) {
-        return NULL;
+    BrotliEncoderState *s = BrotliEncoderCreateInstance(NULL, NULL, NULL);
+    if (!s) {
+        return 0;
     }
-    size_t produced = encode(e, data, len, level, out);
+    BrotliEncoderSetParameter(s, BROTLI_PARAM_QUALITY, (uint32_t)level);
+    BrotliEncoderSetParameter(s, BROTLI_PARAM_LGWIN, BROTLI_MAX_WINDOW_BITS);
+    BrotliEncoderSetParameter(s, BROTLI_PARAM_SIZE_HINT, len < (1u << 30) ? (uint32_t)len : 1u << 30);
+    size_t left = len, room = out->len;
+    uint8_t *next_out = out->data;
+    bool ok = true;
+    while (ok && !BrotliEncoderIsFinished(s)) {
+        size_t chunk = left < STEP_BYTES ? left : STEP_BYTES, avail = chunk;
+        ok = !atomic_load_explicit(stop, memory_order_relaxed) &&
+             BrotliEncoderCompressStream(s, chunk == left ? BROTLI_OPERATION_FINISH : BROTLI_OPERATION_PROCESS,
+                                         &avail, &in, &room, &next_out, NULL) &&
+             (room > 0 || BrotliEncoderIsFinished(s));
+        left -= chunk - avail;
+    }
+    BrotliEncoderDestroyInstance(s);
+    return ok ? out->len - room : 0;
+}
+#endif
+
+#if FOLIO_HAVE_ZSTD
+/* encode's zstd in steps, checking stop between them; 0 when stopped. */
+static size_t zstd_steps(const uint8_t *in, size_t len, int level, struct body *out,
+                         const atomic_bool *stop)
+{
+    ZSTD_CCtx *cx = ZSTD_createCCtx();
+    if (!cx) {
+        return 0;
+    }
+    ZSTD_CCtx_setParameter(cx, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setPledgedSrcSize(cx, len);
+    ZSTD_inBuffer src = {in, 0, 0};
+    ZSTD_outBuffer dst = {out->data, out->len, 0};
+    size_t pending = 1;
+    while (pending != 0 && !atomic_load_explicit(stop, memory_order_relaxed)) {
+        src.size = len - src.pos < STEP_BYTES ? len : src.pos + STEP_BYTES;
+        pending = ZSTD_compressStream2(cx, &dst, &src, src.size == len ? ZSTD_e_end : ZSTD_e_continue);
+        if (ZSTD_isError(pending) || (dst.pos == dst.size && pending != 0)) {
+            break;
+        }
+        if (src.size < len) {
+            pending = 1; /* more input to come */
+        }
+    }
+    ZSTD_freeCCtx(cx);
+    return pending == 0 ? dst.pos : 0;
+}
+#endif
+
+/* Trims out to the produced bytes, or drops it when they do not save a
+ * twentieth: identity is then the better answer. */
+static struct body *finish(struct body *out, size_t produced, size_t len)
+{
     if (produced == 0 || produced > len - len / 20) {
         body_unref(out);
         return NULL;
@@ -116,4 +171,41 @@ struct body *compress_body(enum encoding e, const void *data, size_t len, int le
     /* The bound is near the input size; a cached body should cost what it holds. */
     struct body *shrunk = realloc(out, sizeof(*out) + produced);
     return shrunk ? shrunk : out;
+}
+
+/* See compress.h. */
+struct body *compress_body_until(enum encoding e, const void *data, size_t len, int level,
+                                 const atomic_bool *stop)
+{
+    size_t bound = bound_of(e, len);
+    struct body *out = bound ? body_create(bound) : NULL;
+    if (!out) {
+        return NULL;
+    }
+    size_t produced = 0;
+#if FOLIO_HAVE_BROTLI
+    if (e == ENCODING_BR) {
+        produced = brotli_steps(data, len, level, out, stop);
+    }
+#endif
+#if FOLIO_HAVE_ZSTD
+    if (e == ENCODING_ZSTD) {
+        produced = zstd_steps(data, len, level, out, stop);
+    }
+#endif
+    (void)level;
+    (void)stop;
+    (void)data;
+    return finish(out, produced, len);
+}
+
+/* See compress.h. */
+struct body *compress_body(enum encoding e, const void *data, size_t len, int level)
+{
+    size_t bound = bound_of(e, len);
+    struct body *out = bound ? body_create(bound) : NULL;
+    if (!out) {
+        return NULL;
+    }
+    return finish(out, encode(e, data, len, level, out), len);
 }

@@ -9,6 +9,7 @@
 #ifndef FOLIO_COMPRESS_H
 #define FOLIO_COMPRESS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -41,5 +42,11 @@ bool compress_available(enum encoding e);
  * not save at least a twentieth of the size: identity is then the better
  * answer. */
 struct body *compress_body(enum encoding e, const void *data, size_t len, int level);
+
+/* compress_body for brotli and zstd in steps of 64 KiB of input, giving up
+ * (NULL) once *stop is set: a best level made in the background (best.c)
+ * must not hold shutdown for a 12 s brotli. Same bytes as compress_body. */
+struct body *compress_body_until(enum encoding e, const void *data, size_t len, int level,
+                                 const atomic_bool *stop);
 
 #endif

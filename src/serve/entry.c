@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include "base/body.h"
+#include "best.h"
 #include "cache.h"
 #include "compress.h"
+#include "flight.h"
 #include "base/html.h"
 #include "live_hook.h"
 #include "mime.h"
@@ -34,6 +36,9 @@
 #define MEMORY_FILE_BYTES (512u << 10)
 /* Bodies below this are not worth a coding's header and a Vary-split cache. */
 #define CODED_MIN_BYTES 512
+/* Bodies up to this get their best level made in the background (best.h):
+ * br 11 of 4 MiB is ~20 s of one core; beyond, the fast level stays. */
+#define BEST_MAX_BYTES (4u << 20)
 /* Files above this are sent as they are rather than read into memory. */
 #define CODED_MAX_BYTES (32u << 20)
 #define DOCUMENT_MAX_BYTES (16u << 20)
@@ -75,6 +80,8 @@ struct transform {
 struct lookup {
     const struct entry_server *s;
     int level[ENCODING_COUNT];
+    int best_level[ENCODING_COUNT]; /* made in the background (best.h) when above level; 0: none */
+    const char *base;               /* the variant the codings' names follow ("": the file) */
     char coding_name[ENCODING_COUNT][8]; /* the coding's variant: "gzip6" */
     char key[KEY_MAX];
     struct file_id id;
@@ -132,16 +139,44 @@ static struct body *current_bytes(struct lookup *l)
 }
 
 /* The cached body of variant, or a new one from build, kept if the cache can.
- * *kept says whether a later request will find it. */
+ * *kept says whether a later request will find it. Single-flight (flight.h):
+ * while one request builds a (version, variant) the others for it wait and
+ * take its result from the cache, so a burst of first requests compresses a
+ * file once; the wait is bounded by the levels (compress_level: ~1/4 s). A
+ * waiter that finds nothing (the cache had no room) builds its own. */
 static struct body *derive(struct lookup *l, const char *variant, builder *build, const void *arg,
                            bool *kept)
 {
     struct cache *c = l->s->cache;
     uint64_t generation = cache_generation(c);
     struct body *b = cache_get(c, l->key, variant, &l->id);
+    uint64_t name = 0;
+    if (!b) {
+        name = flight_name(l->key, variant, &l->id);
+        enum flight role = flight_begin(name);
+        if (role != FLIGHT_LEAD) {
+            name = 0;
+        }
+        if (role == FLIGHT_WAITED) {
+            b = cache_get(c, l->key, variant, &l->id);
+        }
+    }
     *kept = b != NULL;
     if (!b && (b = build(l, arg)) != NULL) {
         *kept = cache_put(c, l->key, variant, &l->id, b, generation);
+        /* The cache may keep a memfd copy (big bodies): answer from that
+         * copy, so a whole response made from this one does not hold the
+         * heap bytes besides: a big file costs one copy, not two. */
+        struct body *held = *kept && b->fd < 0 ? cache_get(c, l->key, variant, &l->id) : NULL;
+        if (held && held != b) {
+            body_unref(b);
+            b = held;
+        } else {
+            body_unref(held);
+        }
+    }
+    if (name) {
+        flight_end(name);
     }
     return b;
 }
@@ -196,6 +231,13 @@ static struct body *build_coded(struct lookup *l, const void *arg)
         return NULL;
     }
     struct body *coded = compress_body(*e, plain->data, plain->len, l->level[*e]);
+    if (coded && l->best_level[*e] > l->level[*e]) {
+        char best[PATH_MAX + 16];
+        if ((size_t)snprintf(best, sizeof(best), "%s%s%s%d", l->base, *l->base ? ":" : "",
+                             codings[*e].variant, l->best_level[*e]) < sizeof(best)) {
+            best_queue(l->s->best, l->s->cache, l->key, best, *e, l->best_level[*e], &l->id, plain);
+        }
+    }
     body_unref(plain);
     return coded ? coded : body_create(0);
 }
@@ -266,6 +308,21 @@ static struct body *coded_variant(struct lookup *l, enum encoding e, const char 
         coded = NULL;
     }
     return coded;
+}
+
+/* Whether the background worker's best level of coding e is in the cache:
+ * then it, not the fast level, answers (and its ETag names it). */
+static bool best_landed(struct lookup *l, enum encoding e)
+{
+    char variant[PATH_MAX + 16];
+    if ((size_t)snprintf(variant, sizeof(variant), "%s%s%s%d", l->base, *l->base ? ":" : "",
+                         codings[e].variant, l->best_level[e]) >= sizeof(variant)) {
+        return false;
+    }
+    struct body *b = cache_get(l->s->cache, l->key, variant, &l->id);
+    bool landed = b && b->len > 0;
+    body_unref(b);
+    return landed;
 }
 
 /* One coded form a representation could take: a body, or a sidecar file. */
@@ -350,6 +407,7 @@ static void take_candidate(struct lookup *l, struct candidate *c, const char *ta
         return;
     }
     rep->coding = c->coding;
+    rep->saved = rep->size > c->size ? rep->size - c->size : 0; /* rep->size: identity's */
     if (c->fd >= 0) {
         close(rep->fd);
         rep->fd = c->fd;
@@ -373,15 +431,34 @@ static void take_candidate(struct lookup *l, struct candidate *c, const char *ta
  * (made before, sidecars) the smallest acceptable answers; one coding at
  * most is made per request, the first acceptable in the order br, zstd,
  * gzip (the next when an encoder fails), so a first request pays for one
- * encoder, not three. */
+ * encoder, not three. In production a body past compress_level's br 11 /
+ * zstd 19 tier gets the tier's fast level at once (the first request waits
+ * no longer than for gzip and gets fewer bytes than gzip's) and its best
+ * level is queued for the background worker (best.h); once it landed it
+ * answers instead, under its own ETag. */
 static void choose_coding(struct lookup *l, const struct route *route, const char *rel,
                           const struct entry_facts *f, const char *base, const char *tag)
 {
     struct candidate best = {.coding = ENCODING_IDENTITY, .fd = -1, .size = l->rep->size};
     char variant[PATH_MAX + 16];
     l->level[ENCODING_GZIP] = f->gzip_level >= 1 && f->gzip_level <= 9 ? (int)f->gzip_level : 6;
+    /* The settings cap what mode and size pick: lower saves CPU, never a
+     * slower first request than the size tiers allow. */
+    unsigned ceiling[ENCODING_COUNT] = {[ENCODING_ZSTD] = f->zstd_level, [ENCODING_BR] = f->brotli_quality};
+    l->base = base;
+    l->best_level[ENCODING_IDENTITY] = l->best_level[ENCODING_GZIP] = 0; /* gzip's level is the setting's */
     for (int e = ENCODING_ZSTD; e < ENCODING_COUNT; e++) {
         l->level[e] = compress_level((enum encoding)e, f->production, (size_t)l->rep->size);
+        int top = e == ENCODING_BR ? COMPRESS_BR_PRODUCTION : COMPRESS_ZSTD_PRODUCTION;
+        if (ceiling[e] && (unsigned)top > ceiling[e]) {
+            top = (int)ceiling[e];
+        }
+        l->level[e] = l->level[e] < top ? l->level[e] : top;
+        l->best_level[e] = f->production && l->s->best && l->level[e] < top &&
+                                   l->rep->size <= BEST_MAX_BYTES ? top : 0;
+        if (l->best_level[e] && best_landed(l, (enum encoding)e)) {
+            l->level[e] = top;
+        }
     }
     for (int e = ENCODING_GZIP; e < ENCODING_COUNT; e++) {
         snprintf(l->coding_name[e], sizeof(l->coding_name[e]), "%s%d", codings[e].variant, l->level[e]);

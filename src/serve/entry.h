@@ -41,12 +41,15 @@ struct route;
 struct serve_live_hook;
 
 /* What is fixed for the server's life. */
+struct best;
+
 struct entry_server {
     struct cache *cache;
     const struct serve_live_hook *live; /* pages get the live-reload client; NULL: none */
     /* Whether an absolute path is the article's (rewrite.h); NULL: all are. */
     bool (*is_ours)(void *arg, const char *path, size_t len);
     void *is_ours_arg;
+    struct best *best; /* makes big bodies' best levels in the background; NULL: never made */
 };
 
 /* What http.c reads from the request, and all entry needs of it. */
@@ -58,6 +61,7 @@ struct entry_facts {
     const char *prefix; /* the proxy's path prefix ("/article"), or NULL */
     const char *target; /* the target as sent: its folders set the client's src and the rewrite depth */
     unsigned gzip_level; /* of the request's settings snapshot, 1-9; 0: zlib's default, 6 */
+    unsigned brotli_quality, zstd_level; /* ceilings on compress_level's choice; 0: none */
     unsigned settings_generation; /* of that snapshot: whole responses carry its headers */
 };
 
@@ -67,6 +71,7 @@ struct entry_rep {
     const char *type;  /* Content-Type value; lives as long as rep */
     bool compressible; /* its bytes vary by Accept-Encoding (Vary) */
     enum encoding coding; /* Content-Encoding (ENCODING_IDENTITY: none) */
+    uint64_t saved;       /* coded: identity bytes minus these (health's bytes saved) */
     struct body *body; /* in memory, one reference owned; NULL: send fd */
     int fd;            /* owned, -1 when body holds the bytes */
     uint64_t size;

@@ -40,6 +40,8 @@ struct entry_facts exchange_facts(struct MHD_Connection *conn, const struct exch
         .prefix = ex->prefix,
         .target = ex->target,
         .gzip_level = ex->config->gzip_level,
+        .brotli_quality = ex->config->brotli_quality,
+        .zstd_level = ex->config->zstd_level,
         .settings_generation = settings_generation(ex->config),
     };
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "admission.h"
+#include "best.h"
 #include "base/config.h"
 #include "base/settings.h"
 #include "cache.h"
@@ -206,7 +207,7 @@ static void share(struct http_server *s, const struct http_context *ctx)
         .routes = ctx->routes,
         .live = ctx->live,
         .cache = ctx->cache,
-        .entries = {ctx->cache, ctx->live, routes_owns, (void *)ctx->routes},
+        .entries = {ctx->cache, ctx->live, routes_owns, (void *)ctx->routes, best_start()},
         .started = time(NULL),
     };
     s->shared.ready.cache = ctx->cache;
@@ -343,6 +344,7 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
         deadline_expire_all(s->conns.deadlines); /* the grace is over: what is left is reset now */
     }
     MHD_stop_daemon(s->daemon);
+    best_stop(s->shared.entries.best); /* its jobs hold cache bodies: before the clear */
     deadline_watch_stop(s->conns.deadlines);
     /* The last lines, unless nobody reads them; then say what was lost. */
     if (!log_flush(1000) || log_dropped() > 0) {

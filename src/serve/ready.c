@@ -18,6 +18,7 @@
 #include "response.h"
 #include "rewrite.h"
 #include "routes.h"
+#include "savings.h"
 
 #define READY_VARIANT_MAX (URL_PREFIX_MAX + 64)
 /* What two MHD responses and their headers take: measured as RSS over 3,000
@@ -41,6 +42,8 @@ struct ready {
     time_t mtime;
     char etag[80];
     atomic_uint *fds; /* the pool's count of descriptors held, when this holds some */
+    enum encoding coding; /* and bytes saved against identity, counted per 200 (savings.h) */
+    uint64_t saved;
     const char *sidecar;       /* made from the sidecar rel + this suffix, else NULL */
     struct file_id sidecar_id; /* which version of it: replaced or gone, the entry is stale */
 };
@@ -100,6 +103,9 @@ static struct body *ready_find(struct ready_pool *p, const struct route *route, 
 static void answer(struct body *b, unsigned status, struct ready_answer *out)
 {
     const struct ready *r = b->attached;
+    if (status == 200) {
+        savings_count(r->coding, r->saved);
+    }
     *out = (struct ready_answer){
         .holder = b,
         .resp = status == 304 ? r->not_modified : r->full[thread_slot() % r->senders],
@@ -277,6 +283,8 @@ bool ready_make(struct ready_pool *p, const struct config *config,
     struct ready *r = b->attached;
     r->sidecar = rep->sidecar;
     r->sidecar_id = rep->sidecar_id;
+    r->coding = rep->coding;
+    r->saved = rep->saved;
     for (unsigned i = 0; i < r->senders; i++) {
         response_add_rep_headers(r->full[i], config, rep, 200, 0, 0);
     }

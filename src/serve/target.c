@@ -21,6 +21,7 @@
 #include "respond.h"
 #include "response.h"
 #include "routes.h"
+#include "savings.h"
 
 #ifndef FOLIO_VERSION
 #define FOLIO_VERSION "unknown"
@@ -36,12 +37,14 @@ static enum MHD_Result respond_health(struct MHD_Connection *conn, struct exchan
     if (s->live) {
         s->live->counts(s->live->ctx, &watched, &streams);
     }
-    char json[512];
+    char json[640], saved[160];
+    savings_json(saved, sizeof(saved));
     snprintf(json, sizeof(json),
              "{\"status\":\"ok\",\"version\":\"%s\",\"mode\":\"%s\",\"uptime_s\":%lld,"
-             "\"folders_watched\":%zu,\"cache_bytes\":%zu,\"event_stream_connections\":%zu}\n",
+             "\"folders_watched\":%zu,\"cache_bytes\":%zu,\"event_stream_connections\":%zu,"
+             "\"bytes_saved\":%s}\n",
              FOLIO_VERSION, ex->config->production ? "production" : "preview",
-             (long long)(time(NULL) - s->started), watched, cache_bytes(s->cache), streams);
+             (long long)(time(NULL) - s->started), watched, cache_bytes(s->cache), streams, saved);
     struct MHD_Response *resp = response_from_text(json);
     if (!resp) {
         return MHD_NO;
@@ -128,6 +131,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct exchange *
         return MHD_NO;
     }
     uint64_t len = status == 206 ? last - first + 1 : status == 200 ? rep.size : 0;
+    savings_count(status == 200 ? rep.coding : ENCODING_IDENTITY, rep.saved);
     struct MHD_Response *resp = status == 304 ? response_not_modified(rep.size)
                                               : response_from_rep(&rep, first, len);
     if (resp) {

@@ -1,0 +1,189 @@
+#include "best.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress.h"
+
+#define QUEUE_JOBS_MAX 8
+#define QUEUE_BYTES_MAX (64u << 20)
+
+/* One best level to make. */
+struct job {
+    struct job *next;
+    struct cache *cache;
+    char *key, *variant;
+    enum encoding coding;
+    int level;
+    struct file_id id;
+    struct body *plain;
+};
+
+struct best {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_t thread;
+    bool started;
+    atomic_bool stop;
+    struct job *head, *tail, *current;
+    size_t jobs, bytes;
+    atomic_ulong done;
+};
+
+/* Frees a job and what it holds. */
+static void job_free(struct job *j)
+{
+    body_unref(j->plain);
+    free(j->key);
+    free(j);
+}
+
+/* Makes one job's body and keeps it; drops the whole responses of the fast
+ * one so the next request is built from the best. */
+static void run(struct job *j, const atomic_bool *stop)
+{
+    uint64_t generation = cache_generation(j->cache);
+    struct body *coded = compress_body_until(j->coding, j->plain->data, j->plain->len, j->level, stop);
+    if (coded) {
+        cache_put(j->cache, j->key, j->variant, &j->id, coded, generation);
+        cache_drop_variants(j->cache, j->key, "r:"); /* whole responses (entry.c VARIANT_RESPONSE) */
+        body_unref(coded);
+    }
+}
+
+/* The worker: one job at a time until stopped. */
+static void *work(void *arg)
+{
+    struct best *b = arg;
+    pthread_mutex_lock(&b->lock);
+    while (!atomic_load(&b->stop)) {
+        struct job *j = b->head;
+        if (!j) {
+            pthread_cond_wait(&b->wake, &b->lock);
+            continue;
+        }
+        b->head = j->next;
+        b->tail = b->head ? b->tail : NULL;
+        b->current = j;
+        pthread_mutex_unlock(&b->lock);
+        run(j, &b->stop);
+        pthread_mutex_lock(&b->lock);
+        b->current = NULL;
+        b->jobs--;
+        b->bytes -= j->plain->len;
+        job_free(j);
+        atomic_fetch_add(&b->done, 1);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+/* See best.h. */
+struct best *best_start(void)
+{
+    struct best *b = calloc(1, sizeof(*b));
+    if (b) {
+        pthread_mutex_init(&b->lock, NULL);
+        pthread_cond_init(&b->wake, NULL);
+        atomic_init(&b->stop, false);
+        atomic_init(&b->done, 0);
+    }
+    return b;
+}
+
+/* See best.h. */
+void best_stop(struct best *b)
+{
+    if (!b) {
+        return;
+    }
+    pthread_mutex_lock(&b->lock);
+    atomic_store(&b->stop, true);
+    pthread_cond_signal(&b->wake);
+    pthread_mutex_unlock(&b->lock);
+    if (b->started) {
+        pthread_join(b->thread, NULL);
+    }
+    for (struct job *j = b->head, *next; j; j = next) {
+        next = j->next;
+        job_free(j);
+    }
+    pthread_cond_destroy(&b->wake);
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+}
+
+/* True when j is the job (cache, key, variant, id). Called with lock held. */
+static bool same_job(const struct job *j, struct cache *c, const char *key, const char *variant,
+                     const struct file_id *id)
+{
+    return j && j->cache == c && strcmp(j->key, key) == 0 && strcmp(j->variant, variant) == 0 &&
+           file_id_same(&j->id, id);
+}
+
+/* Whether the queue holds the job, in progress or waiting. Called with lock held. */
+static bool queued(const struct best *b, struct cache *c, const char *key, const char *variant,
+                   const struct file_id *id)
+{
+    if (same_job(b->current, c, key, variant, id)) {
+        return true;
+    }
+    for (const struct job *j = b->head; j; j = j->next) {
+        if (same_job(j, c, key, variant, id)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A new job, its key and variant in one allocation; NULL when out of memory. */
+static struct job *job_new(struct cache *c, const char *key, const char *variant, enum encoding e,
+                           int level, const struct file_id *id, struct body *plain)
+{
+    size_t key_len = strlen(key) + 1, variant_len = strlen(variant) + 1;
+    struct job *j = malloc(sizeof(*j));
+    char *names = malloc(key_len + variant_len);
+    if (!j || !names) {
+        free(j);
+        free(names);
+        return NULL;
+    }
+    memcpy(names, key, key_len);
+    memcpy(names + key_len, variant, variant_len);
+    *j = (struct job){.cache = c, .key = names, .variant = names + key_len, .coding = e,
+                      .level = level, .id = *id, .plain = body_ref(plain)};
+    return j;
+}
+
+/* See best.h. */
+bool best_queue(struct best *b, struct cache *c, const char *key, const char *variant,
+                enum encoding e, int level, const struct file_id *id, struct body *plain)
+{
+    bool ok = false;
+    pthread_mutex_lock(&b->lock);
+    if (!atomic_load(&b->stop) && b->jobs < QUEUE_JOBS_MAX && b->bytes + plain->len <= QUEUE_BYTES_MAX &&
+        !queued(b, c, key, variant, id)) {
+        if (!b->started) {
+            b->started = pthread_create(&b->thread, NULL, work, b) == 0;
+        }
+        struct job *j = b->started ? job_new(c, key, variant, e, level, id, plain) : NULL;
+        if (j) {
+            *(b->tail ? &b->tail->next : &b->head) = j;
+            b->tail = j;
+            b->jobs++;
+            b->bytes += plain->len;
+            pthread_cond_signal(&b->wake);
+            ok = true;
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+    return ok;
+}
+
+/* See best.h. */
+unsigned long best_done(const struct best *b)
+{
+    return b ? atomic_load(&((struct best *)b)->done) : 0;
+}

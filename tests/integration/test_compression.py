@@ -1,0 +1,184 @@
+"""Compression over real sockets: health's bytes saved per coding; the
+brotli-quality and zstd-level settings, live on SIGHUP."""
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import shutil
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from folio import FOLIO, ArticleTestCase, Server, main, make_article  # noqa: E402
+
+
+def built_codings():
+    """The codings this binary makes beside gzip, read from what it links."""
+    libs = subprocess.run(["ldd", FOLIO], stdout=subprocess.PIPE, text=True).stdout
+    return {name for name, lib in (("br", "libbrotlienc"), ("zstd", "libzstd")) if lib in libs}
+
+
+class BytesSaved(ArticleTestCase):
+    def saved(self):
+        return json.loads(self.server.get("/__folio/health").body)["bytes_saved"]
+
+    def test_each_200_counts_identity_minus_coded(self):
+        plain = self.file("www/style.css")
+        before = self.saved()
+        self.assertEqual(set(before), {"gzip", "zstd", "br"})
+        sizes = []
+        for _ in range(3):  # the first made, then the whole response kept: both count
+            r = self.server.get("/style.css", Accept_Encoding="gzip")
+            self.assertEqual(r.getheader("Content-Encoding"), "gzip")
+            self.assertEqual(gzip.decompress(r.body), plain)
+            sizes.append(len(r.body))
+        after = self.saved()
+        self.assertEqual(after["gzip"] - before["gzip"], sum(len(plain) - n for n in sizes))
+        self.assertEqual(after["br"], before["br"])
+        # Identity, a 304 and a range save nothing.
+        etag = r.getheader("ETag")
+        self.server.get("/style.css")
+        self.assertEqual(self.server.get("/style.css", Accept_Encoding="gzip",
+                                         If_None_Match=etag).status, 304)
+        self.server.get("/style.css", Accept_Encoding="gzip", Range="bytes=0-9")
+        self.assertEqual(self.saved(), after)
+
+
+class LevelSettings(unittest.TestCase):
+    """brotli-quality and zstd-level cap the level, name it in the ETag, and
+    apply to the next request after a SIGHUP."""
+    TEXT = "".join("line %d of a compressible asset, with words that repeat\n" % i for i in range(2000))
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="folio-levels-")
+        self.root = make_article(os.path.join(self.tmp, "article"))
+        with open(os.path.join(self.root, "assets", "levels.txt"), "w") as f:
+            f.write(self.TEXT)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write_config(self, brotli, zstd):
+        os.makedirs(os.path.join(self.root, "config"), exist_ok=True)
+        with open(os.path.join(self.root, "config", "folio.conf"), "w") as f:
+            f.write("[server]\nproduction = yes\nbrotli-quality = %d\nzstd-level = %d\n" % (brotli, zstd))
+
+    def etag(self, s, coding):
+        r = s.get("/assets/levels.txt", Accept_Encoding=coding)
+        self.assertEqual(r.getheader("Content-Encoding"), coding)
+        return r.getheader("ETag")
+
+    def test_levels_named_and_live(self):
+        built = built_codings()
+        if not built:
+            self.assertEqual(built, set())  # a gzip-only build has nothing to cap
+            return
+        self.write_config(4, 2)
+        with Server(self.root) as s:
+            if "br" in built:
+                self.assertTrue(self.etag(s, "br").endswith('-br4"'))
+            if "zstd" in built:
+                self.assertTrue(self.etag(s, "zstd").endswith('-zs2"'))
+            self.write_config(9, 7)
+            s.proc.send_signal(signal.SIGHUP)
+            deadline = time.time() + 10
+            while "re-read" not in s.stderr_text and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertIn("re-read", s.stderr_text)
+            if "br" in built:
+                self.assertTrue(self.etag(s, "br").endswith('-br9"'))
+            if "zstd" in built:
+                self.assertTrue(self.etag(s, "zstd").endswith('-zs7"'))
+
+
+def decode(coding, data):
+    """The identity bytes of data in coding, by Debian's brotli and zstd tools."""
+    tool = {"br": ["brotli", "-d", "-c"], "zstd": ["zstd", "-d", "-c", "-q"]}[coding]
+    return subprocess.run(tool, input=data, stdout=subprocess.PIPE, check=True).stdout
+
+
+def text(seed, size):
+    """Compressible but not trivially so: numbered lines with varied words."""
+    words = ["pipeline", "bubble", "stage", "micro", "batch", "gradient", "shard", "tensor"]
+    lines, n, total = [], 0, 0
+    while total < size:
+        lines.append("%s %d: %s\n" % (seed, n, " ".join(words[(n * k + len(seed)) % 8] for k in range(1, 9))))
+        total += len(lines[-1])
+        n += 1
+    return "".join(lines).encode()
+
+
+class BestLevelInBackground(unittest.TestCase):
+    """Production, a body past the tier where brotli 11 and zstd 19 are made
+    while a request waits: the first request gets the fast level, the best
+    lands later from the worker and replaces it; a file changed meanwhile
+    never gets the old version's bytes; shutdown does not wait for it."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="folio-best-")
+        self.root = make_article(os.path.join(self.tmp, "article"))
+        self.path = os.path.join(self.root, "assets", "big.txt")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def put(self, data):
+        with open(self.path, "wb") as f:
+            f.write(data)
+
+    def await_etag(self, s, coding, suffix, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            r = s.get("/assets/big.txt", Accept_Encoding=coding)
+            if r.getheader("ETag").endswith(suffix):
+                return r
+            time.sleep(0.05)
+        raise AssertionError("no %s ETag within %ss" % (suffix, timeout))
+
+    def test_fast_first_then_best(self):
+        built = built_codings()
+        self.assertTrue(built)  # Debian's build has both: the point of the test
+        v1 = text("first", 400 << 10)
+        self.put(v1)
+        with Server(self.root, "--production") as s:
+            for coding, fast, best in (("br", '-br9"', '-br11"'), ("zstd", '-zs3"', '-zs19"')):
+                if coding not in built:
+                    continue
+                first = s.get("/assets/big.txt", Accept_Encoding=coding)
+                self.assertTrue(first.getheader("ETag").endswith(fast), first.getheader("ETag"))
+                self.assertEqual(decode(coding, first.body), v1)
+                later = self.await_etag(s, coding, best)
+                self.assertEqual(decode(coding, later.body), v1)
+                self.assertEqual(later.getheader("Content-Encoding"), coding)
+
+    def test_changed_file_never_gets_old_bytes(self):
+        v1, v2 = text("first", 400 << 10), text("second", 420 << 10)
+        self.put(v1)
+        with Server(self.root, "--production") as s:
+            self.assertEqual(decode("br", s.get("/assets/big.txt", Accept_Encoding="br").body), v1)
+            self.put(v2)  # while v1's brotli 11 is being made
+            os.utime(self.path, (time.time() + 5, time.time() + 5))
+            deadline = time.time() + 60
+            while True:
+                r = s.get("/assets/big.txt", Accept_Encoding="br")
+                self.assertEqual(decode("br", r.body), v2)
+                if r.getheader("ETag").endswith('-br11"') or time.time() > deadline:
+                    break
+                time.sleep(0.05)
+            self.assertTrue(r.getheader("ETag").endswith('-br11"'), r.getheader("ETag"))
+
+    def test_shutdown_does_not_wait_for_the_best(self):
+        self.put(text("huge", 3584 << 10))  # brotli 11 of it, in the background: ~15 s
+        s = Server(self.root, "--production", "--cache-size", "256M").__enter__()
+        try:
+            r = s.get("/assets/big.txt", Accept_Encoding="br")
+            self.assertTrue(r.getheader("ETag").endswith('-br5"'), r.getheader("ETag"))
+        finally:
+            self.assertEqual(s.stop(timeout=8), 0)  # within the grace, not after the brotli
+
+
+if __name__ == "__main__":
+    main()
