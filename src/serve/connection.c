@@ -187,6 +187,7 @@ void connection_request_done(struct connection *c, bool kept_alive)
         c->evicted = false;
         c->answered = 0;
         c->answered_bytes = 0;
+        c->responses++;
     }
 }
 

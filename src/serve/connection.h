@@ -43,6 +43,7 @@ struct connection {
     bool evicted;                    /* connection_make_room closed it, for a newer one */
     unsigned answered;               /* the status folio wrote on the socket itself; 0: none */
     size_t answered_bytes;           /* that answer's body length */
+    unsigned responses;              /* requests done on it: 0 while its first is out (progress.h) */
     struct MHD_Connection *conn;     /* libmicrohttpd's, once connection_on_notify has it */
     struct connection *prev, *next;  /* this thread's open connections (connection_open) */
 };
