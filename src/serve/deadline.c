@@ -8,12 +8,18 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "progress.h"
 
 struct deadline_entry {
     struct deadline_entry *prev, *next;
     int fd;
     _Atomic int64_t deadline_ms;
     atomic_bool expired; /* shut down since the last deadline_set */
+    /* A send-rate floor (deadline_set_floor), read and moved by the watcher
+     * alone once set: 0 rate for none. */
+    _Atomic uint64_t rate;
+    int64_t window_ms;
+    uint64_t acked_base; /* the kernel's count at the window's start */
 };
 
 struct deadline_watch {
@@ -26,11 +32,32 @@ struct deadline_watch {
     atomic_uint_fast64_t expired;
 };
 
+/* True when e, due at due, has a floor and its client took at least rate x
+ * window bytes in the window just ended: the next window starts (nginx's
+ * send_timeout measures writes; this measures what the client really took,
+ * so a full socket buffer that drains slowly is progress too). */
+static bool kept_the_floor(struct deadline_entry *e, int64_t due)
+{
+    uint64_t rate = atomic_load(&e->rate), taken;
+    if (!rate || !progress_acked_bytes(e->fd, &taken)) {
+        return false;
+    }
+    uint64_t floor = rate * (uint64_t)e->window_ms / 1000;
+    if (taken < e->acked_base + floor) {
+        return false;
+    }
+    e->acked_base = taken;
+    return atomic_compare_exchange_strong(&e->deadline_ms, &due, due + e->window_ms);
+}
+
 /* Shuts down every socket past its deadline, once each. Holds the lock. */
 static void expire(struct deadline_watch *w, int64_t now)
 {
     for (struct deadline_entry *e = w->head; e; e = e->next) {
         int64_t due = atomic_load(&e->deadline_ms);
+        if (due != 0 && now >= due && kept_the_floor(e, due)) {
+            continue;
+        }
         if (due != 0 && now >= due && atomic_compare_exchange_strong(&e->deadline_ms, &due, 0)) {
             /* Linger 0: the close libmicrohttpd then makes resets the
              * connection and drops what is queued for a client that does
@@ -125,9 +152,26 @@ struct deadline_entry *deadline_add(struct deadline_watch *w, int fd, int64_t de
 void deadline_set(struct deadline_entry *e, int64_t deadline_ms)
 {
     if (e) {
+        atomic_store(&e->rate, 0);
         atomic_store(&e->deadline_ms, deadline_ms);
         atomic_store(&e->expired, false);
     }
+}
+
+/* See deadline.h. */
+void deadline_set_floor(struct deadline_watch *w, struct deadline_entry *e, uint64_t rate, int64_t window_ms,
+                        uint64_t acked_base)
+{
+    if (!e) {
+        return;
+    }
+    pthread_mutex_lock(&w->lock); /* the watcher reads the window under it */
+    e->window_ms = window_ms > 0 ? window_ms : 1000;
+    e->acked_base = acked_base;
+    atomic_store(&e->rate, rate);
+    atomic_store(&e->deadline_ms, clock_now_ms() + e->window_ms);
+    atomic_store(&e->expired, false);
+    pthread_mutex_unlock(&w->lock);
 }
 
 bool deadline_was_expired(const struct deadline_entry *e)

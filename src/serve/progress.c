@@ -40,6 +40,19 @@ bool progress_kernel_bytes(int fd, uint64_t *out)
     return true;
 }
 
+/* See progress.h. */
+bool progress_acked_bytes(int fd, uint64_t *out)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof(info);
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked)) {
+        return false;
+    }
+    *out = info.tcpi_bytes_acked;
+    return true;
+}
+
 struct head_sum {
     uint64_t length;
     bool has_connection, has_length;

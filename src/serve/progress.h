@@ -26,6 +26,10 @@
  * false when fd is no TCP socket any more. */
 bool progress_kernel_bytes(int fd, uint64_t *out);
 
+/* The bytes the peer acknowledged on socket fd so far (TCP_INFO); false
+ * when fd is no TCP socket any more. */
+bool progress_acked_bytes(int fd, uint64_t *out);
+
 /* The length of the header block libmicrohttpd 0.9.75 writes for resp with
  * status: "HTTP/1.1 <status> <reason>", its Date, "Connection: close" when
  * closing (unless resp names Connection), resp's own fields in order, its

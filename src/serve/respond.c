@@ -26,9 +26,10 @@ static void note_last_on_connection(struct exchange *ex, struct MHD_Response *re
         request_lists_token(MHD_get_response_header(resp, MHD_HTTP_HEADER_CONNECTION), "close");
 }
 
-/* A response of bytes is going out: it gets --header-timeout plus the time
- * --send-rate allows for its size; an event stream, which is meant to last,
- * none. */
+/* A response of bytes is going out: a big one (measurable, progress.h) is
+ * held to --send-rate by the bytes its client acknowledges per --timeout
+ * window; a smaller one gets --header-timeout plus the time --send-rate
+ * allows for its size; an event stream, which is meant to last, none. */
 static void expect_sending(const struct exchange *ex, struct MHD_Connection *conn,
                            struct MHD_Response *resp, uint64_t bytes)
 {
@@ -39,6 +40,11 @@ static void expect_sending(const struct exchange *ex, struct MHD_Connection *con
         allowed += (int64_t)(bytes / c->send_rate) * 1000;
     }
     bool stream = type && strncmp(type, "text/event-stream", 17) == 0;
+    if (!stream && c->send_rate && ex->measurable && c->timeout) {
+        /* a big body: held to the floor by what its client acknowledges */
+        connection_expect_progress(conn, c->send_rate, c->timeout, ex->sent_mark);
+        return;
+    }
     connection_set_deadline(conn, stream || !c->send_rate ? 0 : clock_now_ms() + allowed);
 }
 
@@ -71,9 +77,9 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct exchang
     ex->status = status;
     ex->bytes = strcmp(ex->method, "HEAD") == 0 || status == 304 ? 0 : body_bytes;
     ex->body_bytes_queued = body_bytes;
-    expect_sending(ex, conn, resp, ex->bytes);
     note_last_on_connection(ex, resp);
     note_progress_mark(conn, ex, status, resp);
+    expect_sending(ex, conn, resp, ex->bytes);
     return MHD_queue_response(conn, status, resp);
 }
 

@@ -8,9 +8,10 @@ import signal
 import socket
 import tempfile
 import shutil
+import time
 import unittest
 
-from folio import Server, main, make_article, write
+from folio import EventStream, Server, main, make_article, write
 
 BIG = 20_000_000
 LINE = re.compile(r'"(\S+) (\S+) (\S+)" (\d{3}|-) (\d+)( incomplete)?$')
@@ -157,6 +158,69 @@ class CutAtGrace(Fixture):
         self.assertLessEqual(logged, got + slack)
         self.assertGreater(logged, 0)
         self.assertLess(logged, BIG)
+
+
+def read_at(sock, rate, seconds):
+    """Reads from sock at about rate bytes/s for seconds (paced by the clock,
+    as a slow client is); returns (bytes read, whether the server ended it)."""
+    got, start = 0, time.monotonic()
+    sock.settimeout(0.5)
+    while time.monotonic() - start < seconds:
+        allowed = int(rate * (time.monotonic() - start)) - got
+        if allowed <= 0:
+            time.sleep(0.05)
+            continue
+        try:
+            b = sock.recv(min(allowed, 65536))
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            return got, True
+        if not b:
+            return got, True
+        got += len(b)
+    return got, False
+
+
+def slow_client(port):
+    """A client with a small receive buffer, so the server's send buffer is
+    what fills, as behind a slow link."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+    s.connect(("127.0.0.1", port))
+    s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+    return s
+
+
+class SendRateFloor(Fixture):
+    """--send-rate is measured by bytes the client acknowledges per --timeout
+    window, not by writes: a reader above the floor outlives --timeout."""
+
+    def test_a_reader_above_the_floor_outlives_the_idle_timeout(self):
+        with Server(self.root, "--timeout", "3") as srv:
+            with slow_client(srv.port) as s:
+                got, ended = read_at(s, 32 * 1024, 10)
+        self.assertFalse(ended, "cut after %d bytes" % got)
+        self.assertGreater(got, 200_000)
+
+    def test_a_reader_below_the_floor_is_cut_within_a_bounded_time(self):
+        with Server(self.root, "--timeout", "3", "--send-rate", "100K") as srv:
+            with slow_client(srv.port) as s:
+                start = time.monotonic()
+                got, ended = read_at(s, 8 * 1024, 20)
+                took = time.monotonic() - start
+            lines = srv.wait_log(1)
+        self.assertTrue(ended)
+        self.assertLess(took, 3 * 3 + 2)
+        self.assertTrue(parsed(lines[0])[2], lines[0])  # logged incomplete
+
+    def test_an_event_stream_is_never_cut(self):
+        with Server(self.root, "--timeout", "3", "--send-rate", "100K") as srv:
+            stream = EventStream(srv.port)
+            try:
+                self.assertFalse(stream.wait_closed(7))
+            finally:
+                stream.close()
 
 
 if __name__ == "__main__":
