@@ -183,10 +183,11 @@ def read_at(sock, rate, seconds):
 
 
 def slow_client(port):
-    """A client with a small receive buffer, so the server's send buffer is
-    what fills, as behind a slow link."""
+    """A client that reads slowly with its receive buffer left to the kernel:
+    both buffers fill (the server's grows to megabytes) and the server's
+    socket turns writable only after a third of it drains, which at a slow
+    rate takes longer than --timeout."""
     s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
     s.connect(("127.0.0.1", port))
     s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
     return s
