@@ -296,7 +296,8 @@ void connection_set_deadline(struct MHD_Connection *conn, int64_t deadline_ms)
 }
 
 /* See connection.h. */
-void connection_expect_progress(struct MHD_Connection *conn, uint64_t rate, unsigned window_s, uint64_t acked_base)
+void connection_expect_progress(struct MHD_Connection *conn, uint64_t rate, unsigned window_s, unsigned grace_s,
+                                uint64_t acked_base)
 {
     struct connection *c = connection_of(conn);
     if (!c || !c->deadline) {
@@ -306,7 +307,7 @@ void connection_expect_progress(struct MHD_Connection *conn, uint64_t rate, unsi
      * slowly: no write for --timeout though it takes bytes all along. */
     MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
     c->idle_timeout_off = true;
-    deadline_set_floor(c->watch, c->deadline, rate, (int64_t)window_s * 1000, acked_base);
+    deadline_set_floor(c->watch, c->deadline, rate, (int64_t)window_s * 1000, (int64_t)grace_s * 1000, acked_base);
 }
 
 /* See connection.h. */

@@ -168,9 +168,10 @@ struct connection_daemon {
 
 /* A response is going out on conn: off libmicrohttpd's idle timeout, it is
  * cut when its client acknowledges fewer than rate x window_s bytes in a
- * window of window_s (deadline_set_floor; acked_base: the kernel's count at
- * its start), until connection_expect_headers puts the idle timeout back. */
-void connection_expect_progress(struct MHD_Connection *conn, uint64_t rate, unsigned window_s, uint64_t acked_base);
+ * window of window_s, or fewer than rate x (elapsed - grace_s) in all
+ * (deadline_set_floor; acked_base: the kernel's count at its start), until connection_expect_headers puts the idle timeout back. */
+void connection_expect_progress(struct MHD_Connection *conn, uint64_t rate, unsigned window_s, unsigned grace_s,
+                                uint64_t acked_base);
 
 /* Readies d for a daemon about to start (its messages kept from now on),
  * bound to the start-up settings boot. */

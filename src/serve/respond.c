@@ -42,7 +42,7 @@ static void expect_sending(const struct exchange *ex, struct MHD_Connection *con
     bool stream = type && strncmp(type, "text/event-stream", 17) == 0;
     if (!stream && c->send_rate && ex->measurable && c->timeout) {
         /* a big body: held to the floor by what its client acknowledges */
-        connection_expect_progress(conn, c->send_rate, c->timeout, ex->sent_mark);
+        connection_expect_progress(conn, c->send_rate, c->timeout, c->header_timeout, ex->sent_mark);
         return;
     }
     connection_set_deadline(conn, stream || !c->send_rate ? 0 : clock_now_ms() + allowed);

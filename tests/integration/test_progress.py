@@ -182,12 +182,14 @@ def read_at(sock, rate, seconds):
     return got, False
 
 
-def slow_client(port):
+def slow_client(port, rcvbuf=None):
     """A client that reads slowly with its receive buffer left to the kernel:
     both buffers fill (the server's grows to megabytes) and the server's
     socket turns writable only after a third of it drains, which at a slow
     rate takes longer than --timeout."""
     s = socket.socket()
+    if rcvbuf:  # what the kernel acknowledges for a client that does not read
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
     s.connect(("127.0.0.1", port))
     s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
     return s
@@ -206,7 +208,9 @@ class SendRateFloor(Fixture):
 
     def test_a_reader_below_the_floor_is_cut_within_a_bounded_time(self):
         with Server(self.root, "--timeout", "3", "--send-rate", "100K") as srv:
-            with slow_client(srv.port) as s:
+            # acknowledged means taken by the client's kernel: a small
+            # receive buffer keeps that close to what it reads
+            with slow_client(srv.port, rcvbuf=16384) as s:
                 start = time.monotonic()
                 got, ended = read_at(s, 8 * 1024, 20)
                 took = time.monotonic() - start
