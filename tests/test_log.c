@@ -49,7 +49,27 @@ static void test_json(void **state)
                               "\"method\":\"GET\",\"uri\":\"/assets/read%20aloud.mp3\","
                               "\"protocol\":\"HTTP/1.1\",\"status\":206,\"bytes\":1234,"
                               "\"referer\":\"http://127.0.0.1:8000/\",\"user_agent\":\"curl/7.88\","
-                              "\"duration_ms\":1.500}\n");
+                              "\"duration_ms\":1.500,\"complete\":true}\n");
+    r.incomplete = true;
+    log_format_line(LOG_FORMAT_JSON, &r, line, sizeof(line));
+    assert_non_null(strstr(line, ",\"complete\":false}\n"));
+}
+
+/* A cut response's line is the standard one plus a last field, so parsers
+ * of common and combined still find every standard field in its place. */
+static void test_incomplete_appends_one_field(void **state)
+{
+    setenv("TZ", "UTC", 1);
+    struct log_record r = sample();
+    r.incomplete = true;
+    char line[1024];
+    log_format_line(LOG_FORMAT_COMMON, &r, line, sizeof(line));
+    assert_string_equal(line, "127.0.0.1 - - [06/Nov/1994:08:49:37 +0000] "
+                              "\"GET /assets/read%20aloud.mp3 HTTP/1.1\" 206 1234 incomplete\n");
+    log_format_line(LOG_FORMAT_COMBINED, &r, line, sizeof(line));
+    assert_string_equal(line, "127.0.0.1 - - [06/Nov/1994:08:49:37 +0000] "
+                              "\"GET /assets/read%20aloud.mp3 HTTP/1.1\" 206 1234 "
+                              "\"http://127.0.0.1:8000/\" \"curl/7.88\" incomplete\n");
 }
 
 static void test_hostile_strings_are_escaped(void **state)
@@ -132,6 +152,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_common_and_combined),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_incomplete_appends_one_field),
         cmocka_unit_test(test_json_keeps_utf8_and_marks_what_is_not),
         cmocka_unit_test(test_nothing_sent_is_a_dash),
         cmocka_unit_test(test_hostile_strings_are_escaped),

@@ -102,7 +102,7 @@ struct connection *connection_open(struct deadline_watch *w, int fd, int64_t hea
     if (!c) {
         return NULL;
     }
-    *c = (struct connection){.deadline = deadline_add(w, fd, header_deadline_ms), .fd = fd,
+    *c = (struct connection){.deadline = deadline_add(w, fd, header_deadline_ms), .watch = w, .fd = fd,
                              .waiting_since_ms = clock_now_ms(), .refusals_at_wait = refusals.noted,
                              .next = open_here};
     c->head_since_ms = c->waiting_since_ms;
@@ -187,6 +187,7 @@ void connection_request_done(struct connection *c, bool kept_alive)
         c->evicted = false;
         c->answered = 0;
         c->answered_bytes = 0;
+        c->responses++;
     }
 }
 
@@ -295,8 +296,28 @@ void connection_set_deadline(struct MHD_Connection *conn, int64_t deadline_ms)
 }
 
 /* See connection.h. */
+void connection_expect_progress(struct MHD_Connection *conn, uint64_t rate, unsigned window_s, unsigned grace_s,
+                                uint64_t acked_base)
+{
+    struct connection *c = connection_of(conn);
+    if (!c || !c->deadline) {
+        return;
+    }
+    /* The idle timeout would cut a reader whose socket buffer drains
+     * slowly: no write for --timeout though it takes bytes all along. */
+    MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+    c->idle_timeout_off = true;
+    deadline_set_floor(c->watch, c->deadline, rate, (int64_t)window_s * 1000, (int64_t)grace_s * 1000, acked_base);
+}
+
+/* See connection.h. */
 void connection_expect_headers(const struct connection_daemon *d, struct MHD_Connection *conn)
 {
+    struct connection *c = connection_of(conn);
+    if (c && c->idle_timeout_off) { /* back between requests */
+        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, d->timeout);
+        c->idle_timeout_off = false;
+    }
     connection_set_deadline(conn, clock_now_ms() + (int64_t)d->header_timeout * 1000);
 }
 

@@ -43,6 +43,9 @@ struct connection {
     bool evicted;                    /* connection_make_room closed it, for a newer one */
     unsigned answered;               /* the status folio wrote on the socket itself; 0: none */
     size_t answered_bytes;           /* that answer's body length */
+    unsigned responses;              /* requests done on it: 0 while its first is out (progress.h) */
+    struct deadline_watch *watch;    /* the deadline's watcher */
+    bool idle_timeout_off;           /* connection_expect_progress took it off MHD's idle timeout */
     struct MHD_Connection *conn;     /* libmicrohttpd's, once connection_on_notify has it */
     struct connection *prev, *next;  /* this thread's open connections (connection_open) */
 };
@@ -162,6 +165,13 @@ struct connection_daemon {
     bool starting;                    /* MHD's messages are kept only while it starts */
     char start_error[256];
 };
+
+/* A response is going out on conn: off libmicrohttpd's idle timeout, it is
+ * cut when its client acknowledges fewer than rate x window_s bytes in a
+ * window of window_s, or fewer than rate x (elapsed - grace_s) in all
+ * (deadline_set_floor; acked_base: the kernel's count at its start), until connection_expect_headers puts the idle timeout back. */
+void connection_expect_progress(struct MHD_Connection *conn, uint64_t rate, unsigned window_s, unsigned grace_s,
+                                uint64_t acked_base);
 
 /* Readies d for a daemon about to start (its messages kept from now on),
  * bound to the start-up settings boot. */

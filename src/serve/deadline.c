@@ -8,12 +8,19 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "progress.h"
 
 struct deadline_entry {
     struct deadline_entry *prev, *next;
     int fd;
     _Atomic int64_t deadline_ms;
     atomic_bool expired; /* shut down since the last deadline_set */
+    /* A send-rate floor (deadline_set_floor), read and moved by the watcher
+     * alone once set: 0 rate for none. */
+    _Atomic uint64_t rate;
+    int64_t window_ms, window_end_ms, start_ms, grace_ms;
+    uint64_t acked_start;  /* the kernel's count when the response was queued */
+    uint64_t acked_window; /* ... when the current window began */
 };
 
 struct deadline_watch {
@@ -26,11 +33,44 @@ struct deadline_watch {
     atomic_uint_fast64_t expired;
 };
 
+/* True when e, due at due, has a floor its client keeps, and then moves its
+ * deadline to the next look. Two tests, both on bytes acknowledged (a full
+ * socket buffer that drains slowly is progress; nginx's send_timeout counts
+ * writes): at least rate x window in each window (a reader that stalls is
+ * cut after one), and on the whole at least rate x (elapsed - grace), the
+ * same bound a deadline of grace + size / rate gave. The next look is the
+ * window's end or when the whole falls below, whichever comes first. */
+static bool kept_the_floor(struct deadline_entry *e, int64_t due, int64_t now)
+{
+    uint64_t rate = atomic_load(&e->rate), taken;
+    if (!rate || !progress_acked_bytes(e->fd, &taken)) {
+        return false;
+    }
+    uint64_t since_start = taken > e->acked_start ? taken - e->acked_start : 0;
+    int64_t owed_ms = now - e->start_ms - e->grace_ms;
+    if (owed_ms > 0 && since_start < rate * (uint64_t)owed_ms / 1000) {
+        return false;
+    }
+    if (now >= e->window_end_ms) {
+        if (taken < e->acked_window + rate * (uint64_t)e->window_ms / 1000) {
+            return false;
+        }
+        e->acked_window = taken;
+        e->window_end_ms = now + e->window_ms;
+    }
+    int64_t below = e->start_ms + e->grace_ms + (int64_t)(since_start * 1000 / rate) + 1;
+    int64_t next = below < e->window_end_ms ? below : e->window_end_ms;
+    return atomic_compare_exchange_strong(&e->deadline_ms, &due, next > now ? next : now + 1);
+}
+
 /* Shuts down every socket past its deadline, once each. Holds the lock. */
 static void expire(struct deadline_watch *w, int64_t now)
 {
     for (struct deadline_entry *e = w->head; e; e = e->next) {
         int64_t due = atomic_load(&e->deadline_ms);
+        if (due != 0 && now >= due && kept_the_floor(e, due, now)) {
+            continue;
+        }
         if (due != 0 && now >= due && atomic_compare_exchange_strong(&e->deadline_ms, &due, 0)) {
             /* Linger 0: the close libmicrohttpd then makes resets the
              * connection and drops what is queued for a client that does
@@ -125,9 +165,31 @@ struct deadline_entry *deadline_add(struct deadline_watch *w, int fd, int64_t de
 void deadline_set(struct deadline_entry *e, int64_t deadline_ms)
 {
     if (e) {
+        atomic_store(&e->rate, 0);
         atomic_store(&e->deadline_ms, deadline_ms);
         atomic_store(&e->expired, false);
     }
+}
+
+/* See deadline.h. */
+void deadline_set_floor(struct deadline_watch *w, struct deadline_entry *e, uint64_t rate, int64_t window_ms,
+                        int64_t grace_ms, uint64_t acked_base)
+{
+    if (!e) {
+        return;
+    }
+    int64_t now = clock_now_ms();
+    pthread_mutex_lock(&w->lock); /* the watcher reads the window under it */
+    e->window_ms = window_ms > 0 ? window_ms : 1000;
+    e->start_ms = now;
+    e->grace_ms = grace_ms;
+    e->window_end_ms = now + e->window_ms;
+    e->acked_start = e->acked_window = acked_base;
+    atomic_store(&e->rate, rate);
+    int64_t first = grace_ms < e->window_ms ? grace_ms : e->window_ms;
+    atomic_store(&e->deadline_ms, now + (first > 0 ? first : 1));
+    atomic_store(&e->expired, false);
+    pthread_mutex_unlock(&w->lock);
 }
 
 bool deadline_was_expired(const struct deadline_entry *e)

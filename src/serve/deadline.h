@@ -33,6 +33,15 @@ struct deadline_entry *deadline_add(struct deadline_watch *w, int fd, int64_t de
 /* Moves an entry's deadline (0: none). Lock-free; accepts NULL. */
 void deadline_set(struct deadline_entry *e, int64_t deadline_ms);
 
+/* Gives e a send-rate floor instead of one deadline: the watcher reads how
+ * many bytes the client acknowledged on e's socket (TCP_INFO) and shuts it
+ * down when fewer than rate x window_ms came in a window, or fewer than
+ * rate x (elapsed - grace_ms) since the start (acked_base: the count then).
+ * deadline_set ends it. Only the watcher pays the syscalls, at most a few
+ * per window. Accepts a NULL e. */
+void deadline_set_floor(struct deadline_watch *w, struct deadline_entry *e, uint64_t rate, int64_t window_ms,
+                        int64_t grace_ms, uint64_t acked_base);
+
 /* True when the watcher shut e's socket down after the last deadline_set. */
 bool deadline_was_expired(const struct deadline_entry *e);
 

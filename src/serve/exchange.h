@@ -51,6 +51,9 @@ struct exchange {
     char *sent_target;             /* the target as sent when it was changed, for the log; else NULL */
     unsigned status;
     uint64_t bytes, body_bytes;
+    bool measurable;               /* a cut can tell how far it got (progress.h): */
+    uint64_t sent_mark, head_bytes; /* the kernel's count before this response; its header block */
+    uint64_t body_bytes_queued;    /* the body's length as queued (a HEAD's too, for its Content-Length) */
     bool headers_seen, checked;
     bool last_on_connection;       /* our response ends the connection (connection_kept_alive) */
     char protocol_buf[16];         /* the version as sent, for a request MHD refuses itself */

@@ -148,7 +148,7 @@ size_t log_format_line(enum log_format format, const struct log_record *r, char 
         put_escaped(&l, r->referer, true, reserve);
         put(&l, "\",\"user_agent\":\"");
         put_escaped(&l, r->user_agent, true, 60);
-        put(&l, "\",\"duration_ms\":%.3f}\n", r->duration_ms);
+        put(&l, "\",\"duration_ms\":%.3f,\"complete\":%s}\n", r->duration_ms, r->incomplete ? "false" : "true");
         return l.len;
     }
     localtime_r(&secs, &tm);
@@ -172,6 +172,13 @@ size_t log_format_line(enum log_format format, const struct log_record *r, char 
         put(&l, "\" \"");
         put_escaped(&l, r->user_agent, false, 8);
         put(&l, "\"");
+    }
+    /* A cut response's line ends with one more field, as an nginx format
+     * that appends $request_completion would: the standard fields keep their
+     * places, so common and combined parsers (which read from the start)
+     * still read them; a complete line is exactly the standard one. */
+    if (r->incomplete) {
+        put(&l, " incomplete");
     }
     put(&l, "\n");
     if (l.buf[l.len - 1] != '\n') { /* truncated: a line is still a line */

@@ -32,6 +32,7 @@ struct log_record {
     const char *method, *target, *protocol;
     unsigned status;      /* 0: none was sent (the client left, or was dropped): "-" */
     uint64_t bytes;       /* body bytes sent */
+    bool incomplete;      /* the response was cut before its end */
     const char *referer, *user_agent; /* may be NULL */
     double duration_ms;
 };

@@ -1,0 +1,106 @@
+/* progress: see progress.h. */
+#include "progress.h"
+
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <linux/tcp.h> /* its tcp_info has tcpi_bytes_acked; glibc's does not */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+/* The kernel's TCP states after our FIN (include/net/tcp_states.h; no
+ * user-space header names them). */
+enum { STATE_FIN_WAIT1 = 4, STATE_FIN_WAIT2 = 5, STATE_TIME_WAIT = 6, STATE_LAST_ACK = 9, STATE_CLOSING = 11 };
+
+/* See progress.h. */
+bool progress_kernel_bytes(int fd, uint64_t *out)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof(info);
+    int queued = 0;
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked)) {
+        return false;
+    }
+    if (ioctl(fd, SIOCOUTQ, &queued) != 0 || queued < 0) {
+        queued = 0;
+    }
+    uint64_t total = info.tcpi_bytes_acked + (uint64_t)queued;
+    /* After our shutdown the FIN takes one sequence number, counted in both
+     * figures (acknowledged, or queued): it is no byte we sent. */
+    bool fin_sent = info.tcpi_state == STATE_FIN_WAIT1 || info.tcpi_state == STATE_FIN_WAIT2 ||
+                    info.tcpi_state == STATE_CLOSING || info.tcpi_state == STATE_LAST_ACK ||
+                    info.tcpi_state == STATE_TIME_WAIT;
+    *out = fin_sent && total ? total - 1 : total;
+    return true;
+}
+
+/* See progress.h. */
+bool progress_acked_bytes(int fd, uint64_t *out)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof(info);
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked)) {
+        return false;
+    }
+    *out = info.tcpi_bytes_acked;
+    return true;
+}
+
+struct head_sum {
+    uint64_t length;
+    bool has_connection, has_length;
+};
+
+/* One field of a response for progress_head_length: "name: value\r\n". */
+static enum MHD_Result add_field(void *cls, enum MHD_ValueKind kind, const char *name, const char *value)
+{
+    (void)kind; /* libmicrohttpd's signature */
+    struct head_sum *sum = cls;
+    sum->length += strlen(name) + 2 + strlen(value ? value : "") + 2;
+    sum->has_connection |= strcasecmp(name, MHD_HTTP_HEADER_CONNECTION) == 0;
+    sum->has_length |= strcasecmp(name, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0;
+    return MHD_YES;
+}
+
+/* See progress.h. */
+uint64_t progress_head_length(struct MHD_Response *resp, unsigned status, bool closing, uint64_t body_length)
+{
+    struct head_sum sum = {0, false, false};
+    MHD_get_response_headers(resp, add_field, &sum);
+    char digits[24];
+    uint64_t length = sizeof("HTTP/1.1 200 \r\n") - 1 + strlen(MHD_get_reason_phrase_for(status));
+    length += sizeof("Date: Wed, 02 Dec 2026 13:56:16 GMT\r\n") - 1; /* an IMF-fixdate is 29 bytes */
+    if (closing && !sum.has_connection) {
+        length += sizeof("Connection: close\r\n") - 1;
+    }
+    length += sum.length;
+    if (!sum.has_length) {
+        length += sizeof("Content-Length: \r\n") - 1 + (uint64_t)snprintf(digits, sizeof(digits), "%llu",
+                                                                      (unsigned long long)body_length);
+    }
+    return length + 2;
+}
+
+static bool measure_all;
+
+/* Reads the test hook's variable once. */
+static void read_measure_all(void)
+{
+    const char *v = getenv("FOLIO_TEST_MEASURE_BYTES");
+    measure_all = v && strcmp(v, "1") == 0;
+}
+
+/* See progress.h. */
+bool progress_measure_all(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_measure_all);
+    return measure_all;
+}

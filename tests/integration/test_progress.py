@@ -1,0 +1,232 @@
+"""A connection's real progress in the access log: a response cut by the
+client or by the end of --grace logs the body bytes the kernel took, and is
+marked incomplete; one that completes logs its exact size, unmarked."""
+import json
+import os
+import re
+import signal
+import socket
+import tempfile
+import shutil
+import time
+import unittest
+
+from folio import EventStream, Server, main, make_article, write
+
+BIG = 20_000_000
+LINE = re.compile(r'"(\S+) (\S+) (\S+)" (\d{3}|-) (\d+)( incomplete)?$')
+
+
+def socket_buffers(client):
+    """The most a cut response can have in flight beyond what the client
+    read: the server's largest send buffer plus the client's receive buffer."""
+    with open("/proc/sys/net/ipv4/tcp_wmem") as f:
+        wmem_max = int(f.read().split()[2])
+    return wmem_max + client.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+
+
+def head_and_body(sock, want_body):
+    """Reads the header block and then at least want_body body bytes (or to
+    the end); returns (header block, body bytes read)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    got = len(body)
+    while got < want_body:
+        b = sock.recv(1 << 20)
+        if not b:
+            break
+        got += len(b)
+    return head, got
+
+
+def parsed(line):
+    m = LINE.search(line.rstrip("\n"))
+    assert m, line
+    return m.group(2), int(m.group(5)), bool(m.group(6))
+
+
+class Fixture(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="folio-progress-")
+        self.root = make_article(os.path.join(self.tmp, "article"))
+        write(os.path.join(self.root, "www", "big.bin"), os.urandom(BIG))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class HeaderDerivation(Fixture):
+    """progress_head_length must be exactly the header block libmicrohttpd
+    writes: under the test hook every response's bytes come from the kernel
+    (total - mark - header), so a derivation off by one byte shows here."""
+
+    def test_every_kind_of_response_logs_its_exact_size_from_the_kernel(self):
+        requests = [
+            b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n",
+            b"GET /big.bin HTTP/1.0\r\n\r\n",
+            b"GET /big.bin HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+            b"GET /big.bin HTTP/1.1\r\nHost: a\r\nRange: bytes=5-99\r\n\r\n",
+            b"GET /nope HTTP/1.1\r\nHost: a\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n",
+        ]
+        with Server(self.root, env={"FOLIO_TEST_MEASURE_BYTES": "1"}) as srv:
+            sizes = []
+            for req in requests:
+                with socket.create_connection(("127.0.0.1", srv.port)) as s:
+                    s.sendall(req)
+                    head, body = head_and_body(s, 0)
+                    length = int(re.search(rb"(?im)^content-length: *(\d+)", head).group(1))
+                    # the whole body before closing, so every byte left
+                    while body < length:
+                        b = s.recv(1 << 20)
+                        if not b:
+                            break
+                        body += len(b)
+                    sizes.append(length)
+            # a kept-alive connection's second response: the mark path
+            with socket.create_connection(("127.0.0.1", srv.port)) as s:
+                for _ in range(2):
+                    s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+                    head_and_body(s, BIG)
+                    sizes.append(BIG)
+            lines = srv.wait_log(len(sizes))
+        logged = [parsed(line)[1:] for line in lines]
+        self.assertEqual(logged, [(n, False) for n in sizes])
+
+
+class CutByClient(Fixture):
+    def test_a_client_that_leaves_mid_body_logs_what_the_kernel_took(self):
+        with Server(self.root) as srv:
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+            _, got = head_and_body(s, 3_000_000)
+            slack = socket_buffers(s)
+            s.close()
+            line = srv.wait_log(1)[0]
+            # and a complete one after it: exact, unmarked
+            full = srv.get("/big.bin")
+            lines = srv.wait_log(2)
+        target, logged, incomplete = parsed(line)
+        self.assertTrue(incomplete, line)
+        self.assertGreaterEqual(logged, got)
+        self.assertLessEqual(logged, got + slack)
+        self.assertLess(logged, BIG)
+        self.assertEqual(len(full.body), BIG)
+        self.assertEqual(parsed(lines[1])[1:], (BIG, False))
+
+    def test_json_says_complete_false_for_a_cut_and_true_otherwise(self):
+        with Server(self.root, "--log-format", "json") as srv:
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+            _, got = head_and_body(s, 1_000_000)
+            s.close()
+            srv.wait_log(1)
+            srv.get("/")
+            lines = [json.loads(x) for x in srv.wait_log(2)]
+        self.assertFalse(lines[0]["complete"])
+        self.assertGreaterEqual(lines[0]["bytes"], got)
+        self.assertTrue(lines[1]["complete"])
+
+
+class CutAtGrace(Fixture):
+    def test_a_slow_download_cut_at_the_end_of_grace_logs_its_bytes_incomplete(self):
+        srv = Server(self.root, "--grace", "1")
+        with srv:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            s.connect(("127.0.0.1", srv.port))
+            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+            _, got = head_and_body(s, 500_000)
+            slack = socket_buffers(s)
+            self.assertEqual(srv.stop(signal.SIGTERM), 0)
+            s.settimeout(5)
+            try:  # what was still in flight to us when the grace ended
+                while True:
+                    b = s.recv(1 << 20)
+                    if not b:
+                        break
+                    got += len(b)
+            except OSError:
+                pass
+            s.close()
+        line = srv.log_lines[0]
+        _, logged, incomplete = parsed(line)
+        self.assertTrue(incomplete, line)
+        self.assertGreaterEqual(logged, got - slack)  # the client drained part of the buffers after the cut
+        self.assertLessEqual(logged, got + slack)
+        self.assertGreater(logged, 0)
+        self.assertLess(logged, BIG)
+
+
+def read_at(sock, rate, seconds):
+    """Reads from sock at about rate bytes/s for seconds (paced by the clock,
+    as a slow client is); returns (bytes read, whether the server ended it)."""
+    got, start = 0, time.monotonic()
+    sock.settimeout(0.5)
+    while time.monotonic() - start < seconds:
+        allowed = int(rate * (time.monotonic() - start)) - got
+        if allowed <= 0:
+            time.sleep(0.05)
+            continue
+        try:
+            b = sock.recv(min(allowed, 65536))
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            return got, True
+        if not b:
+            return got, True
+        got += len(b)
+    return got, False
+
+
+def slow_client(port, rcvbuf=None):
+    """A client that reads slowly with its receive buffer left to the kernel:
+    both buffers fill (the server's grows to megabytes) and the server's
+    socket turns writable only after a third of it drains, which at a slow
+    rate takes longer than --timeout."""
+    s = socket.socket()
+    if rcvbuf:  # what the kernel acknowledges for a client that does not read
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.connect(("127.0.0.1", port))
+    s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+    return s
+
+
+class SendRateFloor(Fixture):
+    """--send-rate is measured by bytes the client acknowledges per --timeout
+    window, not by writes: a reader above the floor outlives --timeout."""
+
+    def test_a_reader_above_the_floor_outlives_the_idle_timeout(self):
+        with Server(self.root, "--timeout", "3") as srv:
+            with slow_client(srv.port) as s:
+                got, ended = read_at(s, 32 * 1024, 10)
+        self.assertFalse(ended, "cut after %d bytes" % got)
+        self.assertGreater(got, 200_000)
+
+    def test_a_reader_below_the_floor_is_cut_within_a_bounded_time(self):
+        with Server(self.root, "--timeout", "3", "--send-rate", "100K") as srv:
+            # acknowledged means taken by the client's kernel: a small
+            # receive buffer keeps that close to what it reads
+            with slow_client(srv.port, rcvbuf=16384) as s:
+                start = time.monotonic()
+                got, ended = read_at(s, 8 * 1024, 20)
+                took = time.monotonic() - start
+            lines = srv.wait_log(1)
+        self.assertTrue(ended)
+        self.assertLess(took, 3 * 3 + 2)
+        self.assertTrue(parsed(lines[0])[2], lines[0])  # logged incomplete
+
+    def test_an_event_stream_is_never_cut(self):
+        with Server(self.root, "--timeout", "3", "--send-rate", "100K") as srv:
+            stream = EventStream(srv.port)
+            try:
+                self.assertFalse(stream.wait_closed(7))
+            finally:
+                stream.close()
+
+
+if __name__ == "__main__":
+    main()
