@@ -219,6 +219,7 @@ void deadline_expire_all(struct deadline_watch *w)
 {
     pthread_mutex_lock(&w->lock);
     for (struct deadline_entry *e = w->head; e; e = e->next) {
+        atomic_store(&e->rate, 0); /* no floor to keep: the grace is over */
         atomic_store(&e->deadline_ms, 1); /* due long ago */
     }
     expire(w, clock_now_ms());

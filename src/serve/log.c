@@ -120,66 +120,81 @@ size_t log_escape(const char *s, char *buf, size_t size)
     return l.len;
 }
 
-size_t log_format_line(enum log_format format, const struct log_record *r, char *buf, size_t size)
+/* One JSON object on a line, every field named. */
+static void format_json(struct line *l, const struct log_record *r, size_t reserve)
 {
-    struct line l = {buf, 0, size};
-    buf[0] = '\0';
-    const size_t reserve = 160; /* status, size, time and the closing fields */
     struct tm tm;
     time_t secs = r->time.tv_sec;
-    if (format == LOG_FORMAT_JSON) {
-        gmtime_r(&secs, &tm);
-        char when[32];
-        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-        put(&l, "{\"time\":\"%s.%03ldZ\",\"remote\":\"", when, r->time.tv_nsec / 1000000);
-        put_escaped(&l, r->remote, true, reserve);
-        put(&l, "\",\"method\":\"");
-        put_escaped(&l, r->method, true, reserve);
-        put(&l, "\",\"uri\":\"");
-        put_escaped(&l, r->target, true, reserve + 200);
-        put(&l, "\",\"protocol\":\"");
-        put_escaped(&l, r->protocol, true, reserve);
-        if (r->status) {
-            put(&l, "\",\"status\":%u", r->status);
-        } else {
-            put(&l, "\",\"status\":null"); /* nothing was sent */
-        }
-        put(&l, ",\"bytes\":%llu,\"referer\":\"", (unsigned long long)r->bytes);
-        put_escaped(&l, r->referer, true, reserve);
-        put(&l, "\",\"user_agent\":\"");
-        put_escaped(&l, r->user_agent, true, 60);
-        put(&l, "\",\"duration_ms\":%.3f,\"complete\":%s}\n", r->duration_ms, r->incomplete ? "false" : "true");
-        return l.len;
+    gmtime_r(&secs, &tm);
+    char when[32];
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    put(l, "{\"time\":\"%s.%03ldZ\",\"remote\":\"", when, r->time.tv_nsec / 1000000);
+    put_escaped(l, r->remote, true, reserve);
+    put(l, "\",\"method\":\"");
+    put_escaped(l, r->method, true, reserve);
+    put(l, "\",\"uri\":\"");
+    put_escaped(l, r->target, true, reserve + 200);
+    put(l, "\",\"protocol\":\"");
+    put_escaped(l, r->protocol, true, reserve);
+    if (r->status) {
+        put(l, "\",\"status\":%u", r->status);
+    } else {
+        put(l, "\",\"status\":null"); /* nothing was sent */
     }
+    put(l, ",\"bytes\":%llu,\"referer\":\"", (unsigned long long)r->bytes);
+    put_escaped(l, r->referer, true, reserve);
+    put(l, "\",\"user_agent\":\"");
+    put_escaped(l, r->user_agent, true, 60);
+    put(l, "\",\"duration_ms\":%.3f,\"complete\":%s}\n", r->duration_ms, r->incomplete ? "false" : "true");
+}
+
+/* The common (or combined) log format's fields, in their standard places. */
+static void format_common(struct line *l, enum log_format format, const struct log_record *r, size_t reserve)
+{
+    struct tm tm;
+    time_t secs = r->time.tv_sec;
     localtime_r(&secs, &tm);
     char when[40];
     strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S %z", &tm);
-    put_escaped(&l, r->remote, false, reserve);
-    put(&l, " - - [%s] \"", when);
-    put_escaped(&l, r->method, false, reserve);
-    put(&l, " ");
-    put_escaped(&l, r->target, false, reserve + 200);
-    put(&l, " ");
-    put_escaped(&l, r->protocol, false, reserve);
+    put_escaped(l, r->remote, false, reserve);
+    put(l, " - - [%s] \"", when);
+    put_escaped(l, r->method, false, reserve);
+    put(l, " ");
+    put_escaped(l, r->target, false, reserve + 200);
+    put(l, " ");
+    put_escaped(l, r->protocol, false, reserve);
     if (r->status) {
-        put(&l, "\" %u %llu", r->status, (unsigned long long)r->bytes);
+        put(l, "\" %u %llu", r->status, (unsigned long long)r->bytes);
     } else {
-        put(&l, "\" - %llu", (unsigned long long)r->bytes); /* nothing was sent */
+        put(l, "\" - %llu", (unsigned long long)r->bytes); /* nothing was sent */
     }
     if (format == LOG_FORMAT_COMBINED) {
-        put(&l, " \"");
-        put_escaped(&l, r->referer, false, reserve);
-        put(&l, "\" \"");
-        put_escaped(&l, r->user_agent, false, 8);
-        put(&l, "\"");
+        put(l, " \"");
+        put_escaped(l, r->referer, false, reserve);
+        put(l, "\" \"");
+        put_escaped(l, r->user_agent, false, 8);
+        put(l, "\"");
     }
     /* A cut response's line ends with one more field, as an nginx format
      * that appends $request_completion would: the standard fields keep their
      * places, so common and combined parsers (which read from the start)
      * still read them; a complete line is exactly the standard one. */
     if (r->incomplete) {
-        put(&l, " incomplete");
+        put(l, " incomplete");
     }
+}
+
+/* See log.h. */
+size_t log_format_line(enum log_format format, const struct log_record *r, char *buf, size_t size)
+{
+    struct line l = {buf, 0, size};
+    buf[0] = '\0';
+    const size_t reserve = 160; /* status, size, time and the closing fields */
+    if (format == LOG_FORMAT_JSON) {
+        format_json(&l, r, reserve);
+        return l.len;
+    }
+    format_common(&l, format, r, reserve);
     put(&l, "\n");
     if (l.buf[l.len - 1] != '\n') { /* truncated: a line is still a line */
         l.buf[l.len - 1] = '\n';
