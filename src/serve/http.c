@@ -326,6 +326,7 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
         }
         deadline_watch_stop(deadlines);
         connection_daemon_finish(&s->conns);
+        best_stop(s->shared.entries.best);
         free(s);
         return NULL;
     }
