@@ -64,6 +64,7 @@ struct config {
     unsigned per_ip_limit;     /* concurrent connections from one address, 0: none */
     unsigned header_limit;     /* bytes of request line + headers per connection */
     unsigned cache_size;       /* bytes of compressed and rewritten bodies kept */
+    unsigned file_idle; /* s a ready response may hold a file unused */
     unsigned gzip_level;
     unsigned brotli_quality; /* ceilings on the levels compress_level picks by mode and size */
     unsigned zstd_level;

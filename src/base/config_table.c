@@ -37,6 +37,7 @@ const struct setting config_settings[] = {
     {"connection-limit", KIND_UINT, AT(connection_limit), 1, 1000000, "N", "concurrent connections (1024)", NULL, false},
     {"per-ip-limit", KIND_UINT, AT(per_ip_limit), 0, 1000000, "N", "connections from one address, 0 for none (256)", NULL, false},
     {"header-limit", KIND_BYTES, AT(header_limit), 4096, 16u << 20, "BYTES", "connection memory; a request head of about half is taken (16K)", NULL, false},
+    {"file-idle", KIND_UINT, AT(file_idle), 1, 86400, "S", "close a held file unused this long (60)", NULL, false},
     {"cache-size", KIND_BYTES, AT(cache_size), 0, 4095u << 20, "BYTES", "memory for compressed bodies (64M)", NULL, false},
     {"gzip-level", KIND_UINT, AT(gzip_level), 1, 9, "N", "gzip level (6)", NULL, true},
     {"brotli-quality", KIND_UINT, AT(brotli_quality), 1, 11, "N", "brotli quality at most N; big files and preview use less (11)", NULL, true},
@@ -88,6 +89,7 @@ void config_init(struct config *c)
         .per_ip_limit = 256,
         .header_limit = 16 * 1024,
         .cache_size = 64u << 20,
+        .file_idle = 60, /* nginx's open_file_cache inactive */
         .gzip_level = 6,
         .brotli_quality = 11,
         .zstd_level = 19,

@@ -30,6 +30,7 @@ struct cache {
     struct cache_item *lru_head, *lru_tail;
     size_t bytes, max_bytes;
     uint64_t generation, clock;
+    uint64_t idle_mark; /* clock at the last sweep that marked idleness */
     atomic_size_t memfds; /* entries whose body is a memfd: each holds a descriptor */
 };
 
@@ -325,6 +326,23 @@ void cache_clear(struct cache *c)
     c->generation++;
     while (c->lru_head) {
         remove_item(c, c->lru_head);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* See cache.h. */
+void cache_sweep(struct cache *c, bool mark_idle, bool (*drop)(const struct body *b, bool idle, void *arg),
+                 void *arg)
+{
+    pthread_mutex_lock(&c->lock);
+    for (struct cache_item *e = c->lru_head, *next; e; e = next) {
+        next = e->lru_next;
+        if (drop(e->body, mark_idle && e->used <= c->idle_mark, arg)) {
+            remove_item(c, e);
+        }
+    }
+    if (mark_idle) {
+        c->idle_mark = c->clock;
     }
     pthread_mutex_unlock(&c->lock);
 }

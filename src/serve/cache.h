@@ -47,6 +47,13 @@ bool file_id_same(const struct file_id *a, const struct file_id *b);
 struct cache *cache_create(size_t max_bytes);
 void cache_destroy(struct cache *c); /* accepts NULL */
 
+/* Removes every entry for which drop(body, idle, arg) is true, idle telling
+ * whether it went unused since the last sweep that passed mark_idle (a
+ * sweep with mark_idle false tells none idle). drop runs under the cache's
+ * lock: nothing slow (an fstat on a held descriptor at most). */
+void cache_sweep(struct cache *c, bool mark_idle, bool (*drop)(const struct body *b, bool idle, void *arg),
+                 void *arg);
+
 /* A new reference to the body cached for (path, variant) from a file with
  * this identity, or NULL. */
 struct body *cache_get(struct cache *c, const char *path, const char *variant,

@@ -31,6 +31,7 @@ struct http_server {
     struct http_context ctx;
     struct exchange_server shared;   /* what every request reads (exchange.h) */
     struct connection_daemon conns;  /* the connection and logger callbacks' (connection.h) */
+    struct ready_sweeper *sweeper;   /* closes held descriptors unused or of files gone */
     atomic_uint in_flight;
     atomic_bool quiesced; /* http_server_quiesce ran: new connections are closed at once */
 };
@@ -330,6 +331,7 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
         free(s);
         return NULL;
     }
+    s->sweeper = ready_sweeper_start(&s->shared.ready, c->file_idle);
     return s;
 }
 
@@ -368,6 +370,7 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
         deadline_expire_all(s->conns.deadlines); /* the grace is over: what is left is reset now */
     }
     MHD_stop_daemon(s->daemon);
+    ready_sweeper_stop(s->sweeper);
     best_stop(s->shared.entries.best); /* its jobs hold cache bodies: before the clear */
     deadline_watch_stop(s->conns.deadlines);
     /* The last lines, unless nobody reads them; then say what was lost. */

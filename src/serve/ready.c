@@ -4,12 +4,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/body.h"
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/url_prefix.h"
 #include "cache.h"
@@ -42,6 +45,7 @@ struct ready {
     time_t mtime;
     char etag[80];
     atomic_uint *fds; /* the pool's count of descriptors held, when this holds some */
+    int fd;           /* one of them (full[0]'s, which owns it), for the sweep's fstat; else -1 */
     enum encoding coding; /* and bytes saved against identity, counted per 200 (savings.h) */
     uint64_t saved;
     const char *sidecar;       /* made from the sidecar rel + this suffix, else NULL */
@@ -229,7 +233,8 @@ static struct body *ready_create(struct ready_pool *p, struct entry_rep *rep, un
     struct ready *r = b ? calloc(1, sizeof(*r)) : NULL;
     bool made = false;
     if (r) {
-        *r = (struct ready){.size = rep->size, .mtime = rep->mtime, .fds = holds_fd ? &p->fds : NULL};
+        *r = (struct ready){.size = rep->size, .mtime = rep->mtime, .fds = holds_fd ? &p->fds : NULL,
+                            .fd = holds_fd ? rep->fd : -1};
         memcpy(r->etag, rep->etag, sizeof(r->etag));
         r->not_modified = response_not_modified(rep->size);
         made = r->not_modified && make_senders(r, rep, n);
@@ -328,4 +333,84 @@ void ready_answer_release(struct ready_answer *a)
     body_unref(a->holder);
     a->holder = NULL;
     a->resp = NULL;
+}
+
+/* A ready entry holding descriptors goes when unused since the last idle
+ * mark, or at once when its file is gone (no link left to it): a held
+ * descriptor of a deleted file keeps its blocks on disk. */
+static bool ready_stale(const struct body *b, bool idle, void *unused)
+{
+    (void)unused;
+    const struct ready *r = b->on_free == ready_free ? b->attached : NULL;
+    struct stat st;
+    return r && r->fd >= 0 && (idle || fstat(r->fd, &st) != 0 || st.st_nlink == 0);
+}
+
+struct ready_sweeper {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool stop;
+    struct cache *cache;
+    int64_t inactive_ms;
+};
+
+/* Once a second, drops entries whose files are gone; once an inactive
+ * period, those unused through it (so one goes after 1 to 2 periods). */
+static void *sweeper_main(void *arg)
+{
+    struct ready_sweeper *s = arg;
+    int64_t marked = clock_now_ms();
+    pthread_mutex_lock(&s->lock);
+    while (!s->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&s->wake, &s->lock, &until);
+        int64_t now = clock_now_ms();
+        bool mark = now - marked >= s->inactive_ms;
+        marked = mark ? now : marked;
+        cache_sweep(s->cache, mark, ready_stale, NULL);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* See ready.h. */
+struct ready_sweeper *ready_sweeper_start(struct ready_pool *p, unsigned inactive_s)
+{
+    struct ready_sweeper *s = calloc(1, sizeof(*s));
+    if (!s) {
+        return NULL;
+    }
+    *s = (struct ready_sweeper){.cache = p->cache, .inactive_ms = (int64_t)inactive_s * 1000};
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&s->lock, NULL);
+    if (pthread_create(&s->thread, NULL, sweeper_main, s) != 0) {
+        pthread_cond_destroy(&s->wake);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* See ready.h. */
+void ready_sweeper_stop(struct ready_sweeper *s)
+{
+    if (!s) {
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    s->stop = true;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
 }

@@ -40,6 +40,13 @@ struct ready_pool {
     atomic_uint fds; /* descriptors ready entries hold (READY_FDS_MAX) */
 };
 
+/* A thread that closes held descriptors: those of files gone at once (a
+ * second at most), those unused for inactive_s seconds after one to two
+ * such periods, as nginx's open_file_cache `inactive`. NULL when it cannot
+ * start (held descriptors then go only with their entries). */
+struct ready_sweeper *ready_sweeper_start(struct ready_pool *p, unsigned inactive_s);
+void ready_sweeper_stop(struct ready_sweeper *s); /* accepts NULL */
+
 /* A response to queue as it is (shared: never changed, never destroyed by
  * the caller) with its status and body size; release once queued. */
 struct ready_answer {
