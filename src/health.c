@@ -182,8 +182,9 @@ int health_check(const char *url, unsigned timeout_ms, char *err, size_t err_siz
         snprintf(err, err_size, "no answer within %u ms", timeout_ms);
         return 1;
     }
-    int code = 0;
-    if (sscanf(status, "HTTP/1.%*1[01] %3d", &code) != 1 || code != 200) {
+    /* RFC 9112 4: the status code is three digits, then a space (or, leniently, the line end): "2000" is not 200. */
+    int code = 0, end = 0;
+    if (sscanf(status, "HTTP/1.%*1[01] %3d%n", &code, &end) != 1 || code != 200 || !strchr(" \r\n", status[end])) {
         status[strcspn(status, "\r\n")] = '\0';
         snprintf(err, err_size, "answered '%.200s'", status);
         return 1;

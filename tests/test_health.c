@@ -199,6 +199,9 @@ static void test_unhealthy(void **state)
                          sizeof request),
                      1);
     assert_non_null(strstr(err, "answered 'SSH-2.0"));
+    assert_int_equal(ask(ANSWER_TEXT, "HTTP/1.1 2000 OK\r\n\r\n", "", 2000, err, sizeof err, request,
+                         sizeof request),
+                     1); /* four digits: not a 200 */
     /* A status line never finished, then the close: no answer. */
     assert_int_equal(ask(ANSWER_TEXT, "HTTP/1.1 200", "", 2000, err, sizeof err, request,
                          sizeof request),
