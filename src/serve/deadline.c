@@ -5,9 +5,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "base/clock.h"
+#include "base/ticker.h"
 #include "progress.h"
 
 struct deadline_entry {
@@ -25,10 +25,7 @@ struct deadline_entry {
 
 struct deadline_watch {
     pthread_mutex_t lock;
-    pthread_cond_t wake; /* CLOCK_MONOTONIC */
-    pthread_t thread;
-    bool stopping;
-    unsigned tick_ms;
+    struct ticker *ticker;
     struct deadline_entry *head;
     atomic_uint_fast64_t expired;
 };
@@ -85,21 +82,13 @@ static void expire(struct deadline_watch *w, int64_t now)
 }
 
 /* The watcher thread: expires what is due every tick until stopped. */
-static void *watch_main(void *arg)
+/* One look: every entry past its deadline is expired. */
+static void watch_tick(void *arg)
 {
     struct deadline_watch *w = arg;
     pthread_mutex_lock(&w->lock);
-    while (!w->stopping) {
-        expire(w, clock_now_ms());
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)w->tick_ms * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&w->wake, &w->lock, &until);
-    }
+    expire(w, clock_now_ms());
     pthread_mutex_unlock(&w->lock);
-    return NULL;
 }
 
 struct deadline_watch *deadline_watch_start(unsigned tick_ms)
@@ -108,15 +97,9 @@ struct deadline_watch *deadline_watch_start(unsigned tick_ms)
     if (!w) {
         return NULL;
     }
-    w->tick_ms = tick_ms ? tick_ms : 1;
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->wake, &attr);
-    pthread_condattr_destroy(&attr);
-    if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
-        pthread_cond_destroy(&w->wake);
+    w->ticker = ticker_start(tick_ms, watch_tick, w);
+    if (!w->ticker) {
         pthread_mutex_destroy(&w->lock);
         free(w);
         return NULL;
@@ -129,17 +112,12 @@ void deadline_watch_stop(struct deadline_watch *w)
     if (!w) {
         return;
     }
-    pthread_mutex_lock(&w->lock);
-    w->stopping = true;
-    pthread_cond_signal(&w->wake);
-    pthread_mutex_unlock(&w->lock);
-    pthread_join(w->thread, NULL);
+    ticker_stop(w->ticker);
     while (w->head) {
         struct deadline_entry *e = w->head;
         w->head = e->next;
         free(e);
     }
-    pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }

@@ -4,15 +4,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/body.h"
 #include "base/clock.h"
+#include "base/ticker.h"
 #include "base/config.h"
 #include "base/url_prefix.h"
 #include "cache.h"
@@ -347,33 +346,21 @@ static bool ready_stale(const struct body *b, bool idle, void *unused)
 }
 
 struct ready_sweeper {
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    bool stop;
+    struct ticker *ticker;
     struct cache *cache;
-    int64_t inactive_ms;
+    int64_t inactive_ms, marked_ms; /* marked_ms: the last idle mark */
 };
 
-/* Once a second, drops entries whose files are gone; once an inactive
- * period, those unused through it (so one goes after 1 to 2 periods). */
-static void *sweeper_main(void *arg)
+/* Each second, drops entries whose files are gone; once an inactive period
+ * has passed since the last mark, those unused through it too (so one goes
+ * after one to two periods). */
+static void sweep_tick(void *arg)
 {
     struct ready_sweeper *s = arg;
-    int64_t marked = clock_now_ms();
-    pthread_mutex_lock(&s->lock);
-    while (!s->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += 1;
-        pthread_cond_timedwait(&s->wake, &s->lock, &until);
-        int64_t now = clock_now_ms();
-        bool mark = now - marked >= s->inactive_ms;
-        marked = mark ? now : marked;
-        cache_sweep(s->cache, mark, ready_stale, NULL);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return NULL;
+    int64_t now = clock_now_ms();
+    bool mark = now - s->marked_ms >= s->inactive_ms;
+    s->marked_ms = mark ? now : s->marked_ms;
+    cache_sweep(s->cache, mark, ready_stale, NULL);
 }
 
 /* See ready.h. */
@@ -383,16 +370,10 @@ struct ready_sweeper *ready_sweeper_start(struct ready_pool *p, unsigned inactiv
     if (!s) {
         return NULL;
     }
-    *s = (struct ready_sweeper){.cache = p->cache, .inactive_ms = (int64_t)inactive_s * 1000};
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->wake, &attr);
-    pthread_condattr_destroy(&attr);
-    pthread_mutex_init(&s->lock, NULL);
-    if (pthread_create(&s->thread, NULL, sweeper_main, s) != 0) {
-        pthread_cond_destroy(&s->wake);
-        pthread_mutex_destroy(&s->lock);
+    *s = (struct ready_sweeper){
+        .cache = p->cache, .inactive_ms = (int64_t)inactive_s * 1000, .marked_ms = clock_now_ms()};
+    s->ticker = ticker_start(1000, sweep_tick, s);
+    if (!s->ticker) {
         free(s);
         return NULL;
     }
@@ -402,15 +383,8 @@ struct ready_sweeper *ready_sweeper_start(struct ready_pool *p, unsigned inactiv
 /* See ready.h. */
 void ready_sweeper_stop(struct ready_sweeper *s)
 {
-    if (!s) {
-        return;
+    if (s) {
+        ticker_stop(s->ticker);
+        free(s);
     }
-    pthread_mutex_lock(&s->lock);
-    s->stop = true;
-    pthread_cond_signal(&s->wake);
-    pthread_mutex_unlock(&s->lock);
-    pthread_join(s->thread, NULL);
-    pthread_cond_destroy(&s->wake);
-    pthread_mutex_destroy(&s->lock);
-    free(s);
 }
