@@ -13,7 +13,13 @@ a fragment. Meanwhile a thread rewrites a stylesheet and a fragment every
 50 ms and swaps www/ between two builds by symlink every 2 s (ln -sfn).
 The requests are run in rounds (2 by default): a leak grows every round,
 a cache fills once (it is bounded by --cache-size). Standard library only;
-prints the figures of each round."""
+prints the figures of each round.
+
+With --full-cache the cache is small (1 MiB) and full all along: the mix
+also asks for one of 200 files of 600 KB (each a kept response holding its
+file open) and the churn deletes and re-creates ten of them every 50 ms, so
+held descriptors of deleted files show as "(deleted)" in /proc if they are
+never let go (the figures count them)."""
 import argparse
 import collections
 import os
@@ -54,9 +60,28 @@ def build(root):
     os.symlink("v1", www)
 
 
+KINDS = ["gzip", "css", "range", "304", "404", "prefix", "fragment"]
+MANY = 200  # --full-cache: files of 600 KB under assets/many/
+
+
+def write_many(root, i, n):
+    folio.write(os.path.join(root, "assets", "many", "%d.bin" % i), bytes([n % 256]) * 600_000)
+
+
+def deleted_fds(pid):
+    """Descriptors of pid whose file is gone."""
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)).endswith("(deleted)")
+        except OSError:
+            pass
+    return n
+
+
 def requests_for(rng, etag):
     """One request of the mix, as bytes, and its kind."""
-    kind = rng.choice(["gzip", "css", "range", "304", "404", "prefix", "fragment"])
+    kind = rng.choice(KINDS)
     h = b"Host: soak\r\n"
     if kind == "gzip":
         line, h = b"/", h + b"Accept-Encoding: gzip\r\nSec-Fetch-Dest: document\r\n"
@@ -72,6 +97,8 @@ def requests_for(rng, etag):
     elif kind == "prefix":
         line = b"/index.html"
         h += b"X-Forwarded-Prefix: /p%d\r\nAccept-Encoding: gzip\r\n" % rng.randrange(50)
+    elif kind == "many":
+        line = b"/assets/many/%d.bin" % rng.randrange(MANY)
     else:
         line = b"/fragments/small.html"
     return kind, b"GET " + line + b" HTTP/1.1\r\n" + h + b"\r\n"
@@ -132,6 +159,10 @@ def churn(root, stop, counts):
             folio.write(os.path.join(root, build_dir, "style.css"),
                         "body { color: #%06x; }\n" % (n * 7919 % 0xffffff) * 40)
         folio.write(os.path.join(root, "fragments", "small.html"), "<p>edit %d</p>\n" % n * 40)
+        if "many" in KINDS:  # --full-cache: ten big files deleted, then made again
+            for i in range(n * 10 % MANY, n * 10 % MANY + 10):
+                os.unlink(os.path.join(root, "assets", "many", "%d.bin" % i))
+                write_many(root, i, n)
         counts["edits"] += 1
         if time.time() - last_swap > 2:
             which = 3 - which
@@ -183,7 +214,7 @@ def soak_round(server, root, args, etag, base, round_no):
         by_kind[kind][status] = n
     for kind, statuses in sorted(by_kind.items()):
         print("  %-9s %s" % (kind, " ".join("%d:%d" % kv for kv in sorted(statuses.items()))))
-    print("  peak:  %d fds, %d KiB RSS" % peak)
+    print("  peak:  %d fds, %d KiB RSS; held of deleted files now: %d" % (peak + (deleted_fds(pid),)))
     print("  after: %d fds, %d KiB RSS (baseline %+d fds, %+d KiB), cache %d bytes, health %s"
           % (after[0], after[1], after[0] - base[0], after[1] - base[1], cache_bytes(server),
              "200" if alive else "FAILED"))
@@ -196,6 +227,8 @@ def main():
     ap.add_argument("--requests", type=int, default=300000)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--full-cache", action="store_true",
+                    help="a 1 MiB cache, full all along, and big files deleted under it")
     ap.add_argument("--folio", default=os.environ.get("FOLIO_BIN",
                                                       os.path.join(HERE, "..", "build", "src", "folio")))
     args = ap.parse_args()
@@ -203,8 +236,14 @@ def main():
     tmp = tempfile.mkdtemp(prefix="folio-soak-")
     root = os.path.join(tmp, "article")
     build(root)
+    extra = []
+    if args.full_cache:
+        KINDS.append("many")
+        for i in range(MANY):
+            write_many(root, i, 0)
+        extra = ["--cache-size", "1M"]
     try:
-        with folio.Server(root, "--trust-proxy", "--quiet") as server:
+        with folio.Server(root, "--trust-proxy", "--quiet", *extra) as server:
             pid = server.proc.pid
             etag = server.get("/app.js").getheader("ETag")
             # Warm up: every kind once per client, so the cache holds its
