@@ -7,8 +7,10 @@
  * Less what went out before this response (a mark: 0 on a connection's
  * first response, else read at queue time) and less this response's header
  * block (progress_head_length, derived from libmicrohttpd 0.9.75's layout)
- * it is the body bytes sent. Only a cut pays for the syscalls; a response
- * that completes logs its size as before.
+ * it is the body bytes sent. A cut pays two syscalls, and so does the mark
+ * of a body of PROGRESS_MARK_MIN or more on a connection's later response;
+ * a response that completes logs its size as before. (A running total of
+ * the derived bytes of each completed response would make every mark free.)
  */
 #ifndef FOLIO_PROGRESS_H
 #define FOLIO_PROGRESS_H
