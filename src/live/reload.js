@@ -13,7 +13,8 @@
  * viewport and the offset into it go to sessionStorage, and the next page
  * scrolls back there once it and its fragments have settled. A reconnect to
  * a restarted server reloads once. window.__folioReload tells tests and
- * benchmarks what happened: ready (the page's source is known), patched
+ * benchmarks what happened: ready (the page's source is known), hellos
+ * (streams opened, its own or another tab's, as each hello came), patched
  * (edits applied in place), spans (of them, by re-parsing a stretch only),
  * settled and healed (idle whole-parse checks, and those that found a
  * difference to patch), place ('restored' once the place is back); set
@@ -22,7 +23,7 @@
   'use strict';
   var me = document.currentScript;
   if (!me || !window.EventSource || window.__folioReload) return;
-  var status = window.__folioReload = { ready: false, patched: 0, place: null };
+  var status = window.__folioReload = { ready: false, hellos: 0, patched: 0, place: null };
   var streamUrl = new URL('events', me.src).href;
   var instance = null;
   var source = null;
@@ -814,6 +815,7 @@
   var handlers = {
     hello: function (id) {
       delay = 500;
+      status.hellos++;
       if (instance === null) instance = id;
       else if (instance !== id) reload(); /* a new server */
     },
