@@ -74,6 +74,8 @@ bool admission_field(struct admission *a, const char *name, size_t name_len, con
     } else if (name_len == 14 && strncasecmp(name, "Content-Length", 14) == 0 &&
                !request_content_length(value, value_len, &a->length_seen, &a->length)) {
         a->refused = true; /* RFC 9112 6.3: disagreeing lengths are unrecoverable */
+    } else if (name_len == 6 && strncasecmp(name, "Expect", 6) == 0) {
+        a->expect = true;
     } else if (name_len == 17 && strncasecmp(name, "Transfer-Encoding", 17) == 0) {
         bool chunked = value_len == 7 && strncasecmp(value, "chunked", 7) == 0;
         if (chunked && a->chunked) {

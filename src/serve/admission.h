@@ -43,6 +43,7 @@ struct admission {
     const char *host;
     size_t host_len;
     bool length_seen, chunked, other_coding;
+    bool expect; /* an Expect field: libmicrohttpd may write 100 Continue first */
     uint64_t length;
     const char *cursor, *end; /* the header block not yet accounted for; NULL: unknown */
 };

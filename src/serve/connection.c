@@ -187,7 +187,15 @@ void connection_request_done(struct connection *c, bool kept_alive)
         c->evicted = false;
         c->answered = 0;
         c->answered_bytes = 0;
-        c->responses++;
+    }
+}
+
+/* See connection.h. */
+void connection_count_sent(struct connection *c, uint64_t sent, bool known)
+{
+    if (c) {
+        c->sent_before += sent;
+        c->sent_unknown |= !known;
     }
 }
 

@@ -43,7 +43,8 @@ struct connection {
     bool evicted;                    /* connection_make_room closed it, for a newer one */
     unsigned answered;               /* the status folio wrote on the socket itself; 0: none */
     size_t answered_bytes;           /* that answer's body length */
-    unsigned responses;              /* requests done on it: 0 while its first is out (progress.h) */
+    uint64_t sent_before;            /* bytes its earlier responses put on it, derived (progress.h) */
+    bool sent_unknown;               /* one of them could not be derived: marks ask the kernel */
     struct deadline_watch *watch;    /* the deadline's watcher */
     bool idle_timeout_off;           /* connection_expect_progress took it off MHD's idle timeout */
     struct MHD_Connection *conn;     /* libmicrohttpd's, once connection_on_notify has it */
@@ -130,6 +131,11 @@ unsigned connection_answered(const struct connection *c, uint64_t *bytes);
 /* The request is done; kept_alive says whether libmicrohttpd reads another
  * one on this connection (false when it closes after the response). Accepts NULL. */
 void connection_request_done(struct connection *c, bool kept_alive);
+
+/* The response that just completed on c put sent bytes on its socket, head
+ * and body (progress.h); known false when they cannot be told, so every
+ * later mark on c asks the kernel. Accepts NULL. */
+void connection_count_sent(struct connection *c, uint64_t sent, bool known);
 
 /* The peer's side of fd (a non-blocking peek). */
 enum connection_peer connection_peer_state(int fd);

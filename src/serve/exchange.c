@@ -88,6 +88,7 @@ unsigned exchange_admit(struct MHD_Connection *conn, struct exchange *ex, const 
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND, admit_field, &a);
     struct request_target t;
     unsigned refused = admission_finish(&a, &head, &t);
+    ex->interim = a.expect;
     if (!refused && t.form == REQUEST_FORM_ABSOLUTE) {
         ex->sent_target = strdup(ex->target);
         admission_origin_form(ex->target, &t);

@@ -52,7 +52,9 @@ struct exchange {
     unsigned status;
     uint64_t bytes, body_bytes;
     bool measurable;               /* a cut can tell how far it got (progress.h): */
-    uint64_t sent_mark, head_bytes; /* the kernel's count before this response; its header block */
+    uint64_t sent_mark, head_bytes; /* the bytes before this response; its header block, kept alive */
+    unsigned head_close_adds;      /* what the header block gains when the connection closes */
+    bool interim;                  /* it asked for 100 Continue: bytes no response counts */
     uint64_t body_bytes_queued;    /* the body's length as queued (a HEAD's too, for its Content-Length) */
     bool headers_seen, checked;
     bool last_on_connection;       /* our response ends the connection (connection_kept_alive) */

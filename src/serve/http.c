@@ -116,17 +116,26 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
     return ex;
 }
 
+/* The length of the header block ex's response went out with on conn
+ * (progress.h): libmicrohttpd said Connection: close where it would not
+ * have kept the connection had the response completed. */
+static uint64_t head_sent(struct MHD_Connection *conn, const struct exchange *ex)
+{
+    bool closing = !connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol,
+                                          MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    return ex->head_bytes + (closing ? ex->head_close_adds : 0);
+}
+
 /* The body bytes of ex's response the kernel took on c's socket (progress.h),
  * at most the body's length (unbounded under the test hook, so a test sees
  * a header block derived too short); 0 when that cannot be told. */
-static uint64_t bytes_handed(const struct connection *c, const struct exchange *ex)
+static uint64_t bytes_handed(struct MHD_Connection *conn, const struct connection *c, const struct exchange *ex)
 {
-    uint64_t total;
-    if (!c || !ex->measurable || !progress_kernel_bytes(c->fd, &total) ||
-        total < ex->sent_mark + ex->head_bytes) {
+    uint64_t total, head = ex->measurable ? head_sent(conn, ex) : 0;
+    if (!c || !ex->measurable || !progress_kernel_bytes(c->fd, &total) || total < ex->sent_mark + head) {
         return 0;
     }
-    uint64_t body = total - ex->sent_mark - ex->head_bytes;
+    uint64_t body = total - ex->sent_mark - head;
     return body < ex->bytes || progress_measure_all() ? body : ex->bytes;
 }
 
@@ -180,7 +189,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     bool incomplete = why != MHD_REQUEST_TERMINATED_COMPLETED_OK && ex->status;
     uint64_t bytes = why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? ex->bytes : 0;
     if (incomplete || (progress_measure_all() && ex->status)) {
-        bytes = bytes_handed(c, ex);
+        bytes = bytes_handed(conn, c, ex);
     }
     uint64_t answered_bytes;
     unsigned answered = connection_answered(c, &answered_bytes);
@@ -190,7 +199,10 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
         incomplete = false;
     }
     log_exchange(conn, ex, status, bytes, incomplete);
-    connection_request_done(c, connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol, why));
+    bool kept_alive = connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol, why);
+    /* kept alive, so completed on an open connection: its head had no close line */
+    connection_count_sent(c, ex->head_bytes + ex->bytes, kept_alive && ex->measurable && !ex->interim);
+    connection_request_done(c, kept_alive);
     settings_release(s->ctx.settings, ex->config);
     free(ex->sent_target);
     free(ex);

@@ -4,13 +4,15 @@
  * not how far it got. The kernel knows: every byte written to a TCP socket
  * is either acknowledged (TCP_INFO tcpi_bytes_acked) or still queued
  * (SIOCOUTQ), so their sum is what was handed to it on that connection.
- * Less what went out before this response (a mark: 0 on a connection's
- * first response, else read at queue time) and less this response's header
- * block (progress_head_length, derived from libmicrohttpd 0.9.75's layout)
- * it is the body bytes sent. A cut pays two syscalls, and so does the mark
- * of a body of PROGRESS_MARK_MIN or more on a connection's later response;
- * a response that completes logs its size as before. (A running total of
- * the derived bytes of each completed response would make every mark free.)
+ * Less what went out before this response (a mark: the derived header and
+ * body bytes of the connection's earlier responses, a running total kept
+ * on the connection) and less this response's header block
+ * (progress_head_length, derived from libmicrohttpd 0.9.75's layout) it is
+ * the body bytes sent. Only a cut pays, two syscalls; a response that
+ * completes logs its size as before. Where a response's bytes cannot be
+ * derived (an interim 100 Continue went before it, a chunked event stream)
+ * later marks on that connection ask the kernel at queue time, for bodies
+ * of PROGRESS_MARK_MIN or more.
  */
 #ifndef FOLIO_PROGRESS_H
 #define FOLIO_PROGRESS_H
@@ -19,9 +21,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Bodies this large get a mark at queue time on a kept-alive connection:
- * two syscalls are noise beside sending them. A smaller body cut on a
- * connection's later response logs 0 bytes (still marked incomplete). */
+/* Bodies this large get a mark from the kernel at queue time where the
+ * running total is unknown (two syscalls are noise beside sending them),
+ * and are held to --send-rate by the bytes acknowledged. A smaller body cut
+ * on such a connection logs 0 bytes (still marked incomplete). */
 #define PROGRESS_MARK_MIN ((uint64_t)64 * 1024)
 
 /* The bytes handed to the kernel on socket fd so far (our FIN excluded);
@@ -32,13 +35,18 @@ bool progress_kernel_bytes(int fd, uint64_t *out);
  * when fd is no TCP socket any more. */
 bool progress_acked_bytes(int fd, uint64_t *out);
 
+/* What libmicrohttpd 0.9.75 adds to a header block when it closes after it. */
+#define PROGRESS_CLOSE_LINE (sizeof("Connection: close\r\n") - 1)
+
 /* The length of the header block libmicrohttpd 0.9.75 writes for resp with
- * status: "HTTP/1.1 <status> <reason>", its Date, "Connection: close" when
- * closing (unless resp names Connection), resp's own fields in order, its
- * Content-Length when resp has none, the blank line.
- * tests/integration/test_progress.py pins this against the bytes a client
- * receives. */
-uint64_t progress_head_length(struct MHD_Response *resp, unsigned status, bool closing, uint64_t body_length);
+ * status on a connection it keeps open: "HTTP/1.1 <status> <reason>", its
+ * Date, resp's own fields in order, its Content-Length when resp has none
+ * (and the status may have one), the blank line. *close_adds is what a
+ * closing connection adds: PROGRESS_CLOSE_LINE, or 0 when resp names
+ * Connection itself. tests/integration/test_progress.py pins this against
+ * the bytes a client receives. */
+uint64_t progress_head_length(struct MHD_Response *resp, unsigned status, uint64_t body_length,
+                              unsigned *close_adds);
 
 /* Test hook: true when FOLIO_TEST_MEASURE_BYTES=1 asks that every response's
  * logged bytes come from the kernel, so a test can pin the derivation on

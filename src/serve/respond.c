@@ -26,21 +26,27 @@ static void note_last_on_connection(struct exchange *ex, struct MHD_Response *re
         request_lists_token(MHD_get_response_header(resp, MHD_HTTP_HEADER_CONNECTION), "close");
 }
 
-/* A response of bytes is going out: a big one (measurable, progress.h) is
- * held to --send-rate by the bytes its client acknowledges per --timeout
- * window; a smaller one gets --header-timeout plus the time --send-rate
- * allows for its size; an event stream, which is meant to last, none. */
-static void expect_sending(const struct exchange *ex, struct MHD_Connection *conn,
-                           struct MHD_Response *resp, uint64_t bytes)
+/* Whether resp is an event stream: chunked, and meant to last. */
+static bool is_stream(struct MHD_Response *resp)
 {
     const char *type = MHD_get_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE);
+    return type && strncmp(type, "text/event-stream", 17) == 0;
+}
+
+/* A response of bytes is going out: a big one (PROGRESS_MARK_MIN, with a
+ * mark) is held to --send-rate by the bytes its client acknowledges per
+ * --timeout window; a smaller one gets --header-timeout plus the time
+ * --send-rate allows for its size; an event stream, which is meant to
+ * last, none. */
+static void expect_sending(const struct exchange *ex, struct MHD_Connection *conn, bool stream,
+                           uint64_t bytes)
+{
     const struct config *c = ex->config;
     int64_t allowed = (int64_t)c->header_timeout * 1000;
     if (c->send_rate) {
         allowed += (int64_t)(bytes / c->send_rate) * 1000;
     }
-    bool stream = type && strncmp(type, "text/event-stream", 17) == 0;
-    if (!stream && c->send_rate && ex->measurable && c->timeout) {
+    if (!stream && c->send_rate && ex->measurable && bytes >= PROGRESS_MARK_MIN && c->timeout) {
         /* a big body: held to the floor by what its client acknowledges */
         connection_expect_progress(conn, c->send_rate, c->timeout, c->header_timeout, ex->sent_mark);
         return;
@@ -48,24 +54,25 @@ static void expect_sending(const struct exchange *ex, struct MHD_Connection *con
     connection_set_deadline(conn, stream || !c->send_rate ? 0 : clock_now_ms() + allowed);
 }
 
-/* Prepares ex for a cut of resp to log how far it got (progress.h): only a
- * body of PROGRESS_MARK_MIN or more pays, and a connection's first response
- * pays no syscall at all (nothing went out before it). */
+/* Prepares ex for a cut of resp to log how far it got (progress.h): the
+ * mark is the connection's running total, no syscall; where that is
+ * unknown, the kernel's count, for a body of PROGRESS_MARK_MIN or more. An
+ * event stream is chunked: its bytes are not derived. */
 static void note_progress_mark(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
-                               struct MHD_Response *resp)
+                               struct MHD_Response *resp, bool stream)
 {
     ex->measurable = false;
-    if (ex->bytes < PROGRESS_MARK_MIN && !progress_measure_all()) {
-        return;
-    }
     const struct connection *c = connection_of(conn);
-    ex->sent_mark = 0;
-    if (!c || (c->responses && !progress_kernel_bytes(c->fd, &ex->sent_mark))) {
+    if (!c || stream) {
         return;
     }
-    bool closing = !connection_kept_alive(conn, status, ex->last_on_connection, ex->protocol,
-                                          MHD_REQUEST_TERMINATED_COMPLETED_OK);
-    ex->head_bytes = progress_head_length(resp, status, closing, ex->body_bytes_queued);
+    if (!c->sent_unknown && !ex->interim) {
+        ex->sent_mark = c->sent_before;
+    } else if ((ex->bytes < PROGRESS_MARK_MIN && !progress_measure_all()) ||
+               !progress_kernel_bytes(c->fd, &ex->sent_mark)) {
+        return;
+    }
+    ex->head_bytes = progress_head_length(resp, status, ex->body_bytes_queued, &ex->head_close_adds);
     ex->measurable = true;
 }
 
@@ -78,8 +85,9 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct exchang
     ex->bytes = strcmp(ex->method, "HEAD") == 0 || status == 304 ? 0 : body_bytes;
     ex->body_bytes_queued = body_bytes;
     note_last_on_connection(ex, resp);
-    note_progress_mark(conn, ex, status, resp);
-    expect_sending(ex, conn, resp, ex->bytes);
+    bool stream = is_stream(resp);
+    note_progress_mark(conn, ex, status, resp, stream);
+    expect_sending(ex, conn, stream, ex->bytes);
     return MHD_queue_response(conn, status, resp);
 }
 

@@ -112,6 +112,19 @@ def make_article(root, with_404=True):
     return root
 
 
+def preloaded(shim_variable, **settings):
+    """The environment that preloads the shim whose path meson puts in
+    shim_variable (tests/shim/), with FOLIO_SHIM_<NAME>=value settings."""
+    shim = os.environ.get(shim_variable, "")
+    assert os.path.isfile(shim), "%s=%r: run from meson" % (shim_variable, shim)
+    env = {"FOLIO_SHIM_" + k.upper(): str(v) for k, v in settings.items()}
+    env["LD_PRELOAD"] = " ".join(p for p in (shim, os.environ.get("LD_PRELOAD", "")) if p)
+    # An ASan build wants its runtime first in the list; the shim comes first here.
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "verify_asan_link_order=0"
+    return env
+
+
 def die_with_parent():
     """In the child before exec: SIGTERM when the test process dies, even by
     SIGKILL, so no folio outlives its test (PR_SET_PDEATHSIG = 1)."""

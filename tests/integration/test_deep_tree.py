@@ -15,7 +15,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from folio import SLOWDOWN, EventStream, Server, write  # noqa: E402
+from folio import SLOWDOWN, EventStream, Server, preloaded, write  # noqa: E402
 
 DEPTH = 1500
 NOFILE = 1024
@@ -112,15 +112,8 @@ class NotWatchedTest(DeepTreeTestCase):
     """The kernel's watch limit (tests/shim/inotify_limit.c, 100 watches) reached by a
     deep tree: one line, not one per folder."""
 
-    SHIM = os.environ.get("FOLIO_INOTIFY_SHIM", "")
-
     def limited(self, watches):
-        self.assertTrue(os.path.isfile(self.SHIM), "FOLIO_INOTIFY_SHIM=%r: run from meson" % self.SHIM)
-        env = {"FOLIO_SHIM_MAX_INOTIFY_WATCHES": str(watches)}
-        env["LD_PRELOAD"] = " ".join(p for p in (self.SHIM, os.environ.get("LD_PRELOAD", "")) if p)
-        asan = os.environ.get("ASAN_OPTIONS", "")
-        env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "verify_asan_link_order=0"
-        return env
+        return preloaded("FOLIO_INOTIFY_SHIM", max_inotify_watches=watches)
 
     def lines(self, err):
         return [l for l in err.splitlines() if "not watched" in l]

@@ -17,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from folio import FOLIO, ArticleTestCase, EventStream, Server  # noqa: E402  (the shared helper: real binary, free port)
+from folio import FOLIO, ArticleTestCase, EventStream, Server, preloaded  # noqa: E402  (the shared helper: real binary, free port)
 
 EVENT_WAIT = 3.0   # a save must reach the stream within this
 QUIET = 0.6        # and nothing more may follow within this (debounce 30 ms, cap 240 ms)
@@ -433,17 +433,9 @@ class WatchLimitTest(unittest.TestCase):
     folio takes the same path, with no /proc/sys to write (read-only in a
     container) and the machine's settings never touched."""
 
-    SHIM = os.environ.get("FOLIO_INOTIFY_SHIM", "")
-
     def limited(self, **limits):
         """The environment that preloads the shim with these limits."""
-        self.assertTrue(os.path.isfile(self.SHIM), "FOLIO_INOTIFY_SHIM=%r: run from meson" % self.SHIM)
-        env = {"FOLIO_SHIM_" + k.upper(): str(v) for k, v in limits.items()}
-        env["LD_PRELOAD"] = " ".join(p for p in (self.SHIM, os.environ.get("LD_PRELOAD", "")) if p)
-        # An ASan build wants its runtime first in the list; the shim comes first here.
-        asan = os.environ.get("ASAN_OPTIONS", "")
-        env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "verify_asan_link_order=0"
-        return env
+        return preloaded("FOLIO_INOTIFY_SHIM", **limits)
 
     def test_limit_is_reported_once_and_serving_goes_on(self):
         tmp = tempfile.mkdtemp(prefix="folio-lr-")

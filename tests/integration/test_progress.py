@@ -11,9 +11,10 @@ import shutil
 import time
 import unittest
 
-from folio import EventStream, Server, main, make_article, write
+from folio import EventStream, Server, main, make_article, preloaded, write
 
 BIG = 20_000_000
+MID = 65_000  # under PROGRESS_MARK_MIN
 LINE = re.compile(r'"(\S+) (\S+) (\S+)" (\d{3}|-) (\d+)( incomplete)?$')
 
 
@@ -95,6 +96,55 @@ class HeaderDerivation(Fixture):
         logged = [parsed(line)[1:] for line in lines]
         self.assertEqual(logged, [(n, False) for n in sizes])
 
+    def test_a_kept_alive_connection_counts_every_kind_of_response_before_the_next(self):
+        # Each mark is the running total of the responses before it: one
+        # header block derived a byte off shows in every line after it.
+        with Server(self.root, env={"FOLIO_TEST_MEASURE_BYTES": "1"}) as srv:
+            first = srv.get("/style.css")
+            etag = first.headers["ETag"]
+            asks = [
+                ("GET", "/style.css", ""),
+                ("HEAD", "/style.css", ""),
+                ("GET", "/style.css", f"If-None-Match: {etag}\r\n"),
+                ("GET", "/nope", ""),
+                ("GET", "/sub", ""),
+                ("GET", "/style.css", "Range: bytes=0-9\r\n"),
+                ("GET", "/", "Accept-Encoding: gzip\r\n"),
+                ("GET", "/__folio/health", ""),
+                ("GET", "/big.bin", "Range: bytes=0-99999\r\n"),
+                ("OPTIONS", "/", ""),  # answered on the first call: libmicrohttpd closes after it
+            ]
+            sizes = []
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+                for method, target, extra in asks:
+                    s.sendall(f"{method} {target} HTTP/1.1\r\nHost: a\r\n{extra}\r\n".encode())
+                    status, length = read_response(s, method)
+                    sizes.append(0 if method == "HEAD" or status in (204, 304) else length)
+            lines = srv.wait_log(1 + len(asks))[1:]
+        statuses = [int(line.split('" ')[1].split()[0]) for line in lines]
+        self.assertEqual(statuses, [200, 200, 304, 404, 301, 206, 200, 200, 206, 204])
+        self.assertEqual([parsed(line)[1:] for line in lines], [(n, False) for n in sizes])
+
+
+def read_response(sock, method):
+    """Reads one whole response of a request made with method; returns
+    (status, its Content-Length or 0)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split()[1])
+    m = re.search(rb"(?im)^content-length: *(\d+)", head)
+    length = int(m.group(1)) if m else 0
+    want = 0 if method == "HEAD" or status in (204, 304) else length
+    got = len(body)
+    while got < want:
+        b = sock.recv(1 << 20)
+        assert b, "the connection closed mid-body"
+        got += len(b)
+    assert got == want, (got, want)
+    return status, length
+
 
 class CutByClient(Fixture):
     def test_a_client_that_leaves_mid_body_logs_what_the_kernel_took(self):
@@ -115,6 +165,29 @@ class CutByClient(Fixture):
         self.assertLess(logged, BIG)
         self.assertEqual(len(full.body), BIG)
         self.assertEqual(parsed(lines[1])[1:], (BIG, False))
+
+    def test_a_small_body_cut_on_a_later_response_logs_what_the_kernel_took(self):
+        # Below PROGRESS_MARK_MIN, on a kept-alive connection's second
+        # response: the mark is the running total, no syscall (once 0 bytes).
+        # The send buffer a slow real network leaves (on loopback the kernel
+        # would take the whole body at once) and a small window: part of the
+        # body waits in folio when the client leaves.
+        write(os.path.join(self.root, "www", "mid.bin"), os.urandom(MID))
+        with Server(self.root, env=preloaded("FOLIO_SNDBUF_SHIM", sndbuf=4096)) as srv:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", srv.port))
+            s.sendall(b"GET /style.css HTTP/1.1\r\nHost: a\r\n\r\n")
+            read_response(s, "GET")
+            s.sendall(b"GET /mid.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+            _, got = head_and_body(s, 2048)
+            slack = socket_buffers(s)
+            s.close()
+            lines = srv.wait_log(2)
+        target, logged, incomplete = parsed(lines[1])
+        self.assertEqual((target, incomplete), ("/mid.bin", True), lines[1])
+        self.assertGreaterEqual(logged, got)
+        self.assertLessEqual(logged, min(got + slack, MID - 1))
 
     def test_json_says_complete_false_for_a_cut_and_true_otherwise(self):
         with Server(self.root, "--log-format", "json") as srv:
