@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "entry.h"
+#include "progress.h"
 #include "ready.h"
 #include "base/url_prefix.h"
 
@@ -52,8 +53,8 @@ struct exchange {
     unsigned status;
     uint64_t bytes, body_bytes;
     bool measurable;               /* a cut can tell how far it got (progress.h): */
-    uint64_t sent_mark, head_bytes; /* the bytes before this response; its header block, kept alive */
-    unsigned head_close_adds;      /* what the header block gains when the connection closes */
+    uint64_t sent_mark;            /* the bytes before this response on its connection */
+    struct progress_head head;     /* its header block */
     bool interim;                  /* it asked for 100 Continue: bytes no response counts */
     uint64_t body_bytes_queued;    /* the body's length as queued (a HEAD's too, for its Content-Length) */
     bool headers_seen, checked;

@@ -123,7 +123,7 @@ static uint64_t head_sent(struct MHD_Connection *conn, const struct exchange *ex
 {
     bool closing = !connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol,
                                           MHD_REQUEST_TERMINATED_COMPLETED_OK);
-    return ex->head_bytes + (closing ? ex->head_close_adds : 0);
+    return ex->head.bytes + (closing ? ex->head.close_adds : 0);
 }
 
 /* The body bytes of ex's response the kernel took on c's socket (progress.h),
@@ -201,7 +201,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     log_exchange(conn, ex, status, bytes, incomplete);
     bool kept_alive = connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol, why);
     /* kept alive, so completed on an open connection: its head had no close line */
-    connection_count_sent(c, ex->head_bytes + ex->bytes, kept_alive && ex->measurable && !ex->interim);
+    connection_count_sent(c, ex->head.bytes + ex->bytes, kept_alive && ex->measurable && !ex->interim);
     connection_request_done(c, kept_alive);
     settings_release(s->ctx.settings, ex->config);
     free(ex->sent_target);

@@ -84,21 +84,21 @@ static enum MHD_Result add_field(void *cls, enum MHD_ValueKind kind, const char 
 }
 
 /* See progress.h. */
-uint64_t progress_head_length(struct MHD_Response *resp, unsigned status, uint64_t body_length,
-                              unsigned *close_adds)
+struct progress_head progress_head_length(struct MHD_Response *resp, unsigned status, uint64_t body_length)
 {
     struct head_sum sum = {0, false, false};
     MHD_get_response_headers(resp, add_field, &sum);
-    char digits[24];
     uint64_t length = sizeof("HTTP/1.1 200 \r\n") - 1 + strlen(MHD_get_reason_phrase_for(status));
     length += sizeof("Date: Wed, 02 Dec 2026 13:56:16 GMT\r\n") - 1; /* an IMF-fixdate is 29 bytes */
-    *close_adds = sum.has_connection ? 0 : (unsigned)PROGRESS_CLOSE_LINE;
     length += sum.length;
     if (!sum.has_length) {
-        length += sizeof("Content-Length: \r\n") - 1 + (uint64_t)snprintf(digits, sizeof(digits), "%llu",
-                                                                      (unsigned long long)body_length);
+        length += sizeof("Content-Length: \r\n") - 1;
+        do { /* its digits */
+            length++;
+            body_length /= 10;
+        } while (body_length > 0);
     }
-    return length + 2;
+    return (struct progress_head){length + 2, sum.has_connection ? 0 : (unsigned)PROGRESS_CLOSE_LINE};
 }
 
 static bool measure_all;

@@ -38,15 +38,19 @@ bool progress_acked_bytes(int fd, uint64_t *out);
 /* What libmicrohttpd 0.9.75 adds to a header block when it closes after it. */
 #define PROGRESS_CLOSE_LINE (sizeof("Connection: close\r\n") - 1)
 
-/* The length of the header block libmicrohttpd 0.9.75 writes for resp with
- * status on a connection it keeps open: "HTTP/1.1 <status> <reason>", its
- * Date, resp's own fields in order, its Content-Length when resp has none
- * (and the status may have one), the blank line. *close_adds is what a
- * closing connection adds: PROGRESS_CLOSE_LINE, or 0 when resp names
- * Connection itself. tests/integration/test_progress.py pins this against
- * the bytes a client receives. */
-uint64_t progress_head_length(struct MHD_Response *resp, unsigned status, uint64_t body_length,
-                              unsigned *close_adds);
+/* A response's header block, as libmicrohttpd 0.9.75 writes it. */
+struct progress_head {
+    uint64_t bytes;      /* on a connection it keeps open */
+    unsigned close_adds; /* what closing adds: PROGRESS_CLOSE_LINE, or 0 when resp names Connection */
+};
+
+/* The header block libmicrohttpd 0.9.75 writes for resp with status:
+ * "HTTP/1.1 <status> <reason>", its Date, resp's own fields in order, its
+ * Content-Length when resp has none, the blank line. The same for every
+ * queue of resp: a response kept for many requests (ready.c) measures it
+ * once. tests/integration/test_progress.py pins this against the bytes a
+ * client receives. */
+struct progress_head progress_head_length(struct MHD_Response *resp, unsigned status, uint64_t body_length);
 
 /* Test hook: true when FOLIO_TEST_MEASURE_BYTES=1 asks that every response's
  * logged bytes come from the kernel, so a test can pin the derivation on

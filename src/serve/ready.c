@@ -39,6 +39,7 @@
 struct ready {
     struct MHD_Response *full[READY_SENDERS_MAX]; /* 200s, shared, never changed */
     struct MHD_Response *not_modified;            /* 304 */
+    struct progress_head full_head, not_modified_head; /* their header blocks */
     unsigned senders;                             /* full[] made */
     uint64_t size;
     time_t mtime;
@@ -114,6 +115,7 @@ static void answer(struct body *b, unsigned status, struct ready_answer *out)
         .resp = status == 304 ? r->not_modified : r->full[thread_slot() % r->senders],
         .status = status,
         .size = r->size,
+        .head = status == 304 ? r->not_modified_head : r->full_head,
     };
 }
 
@@ -257,11 +259,16 @@ static struct body *ready_create(struct ready_pool *p, struct entry_rep *rep, un
     return b;
 }
 
-/* Keeps ready entry b for (route, rel, variant), made from source. */
+/* Keeps ready entry b for (route, rel, variant), made from source, its
+ * full responses answering with full_status; its header blocks are
+ * measured now, as they are final. */
 static void ready_keep(struct ready_pool *p, const struct route *route, const char *rel,
                        const char *variant, const struct file_id *source, struct body *b,
-                       uint64_t generation)
+                       uint64_t generation, unsigned full_status)
 {
+    struct ready *r = b->attached;
+    r->full_head = progress_head_length(r->full[0], full_status, r->size);
+    r->not_modified_head = progress_head_length(r->not_modified, 304, r->size);
     char key[2 * PATH_MAX];
     if (entry_key(route->dir, rel, key, sizeof(key))) {
         cache_put(p->cache, key, variant, source, b, generation);
@@ -293,7 +300,7 @@ bool ready_make(struct ready_pool *p, const struct config *config,
         response_add_rep_headers(r->full[i], config, rep, 200, 0, 0);
     }
     response_add_rep_headers(r->not_modified, config, rep, 304, 0, 0);
-    ready_keep(p, route, rel, variant, &rep->source, b, generation);
+    ready_keep(p, route, rel, variant, &rep->source, b, generation, 200);
     answer(b, status, out);
     return true;
 }
@@ -319,7 +326,7 @@ bool ready_not_found(struct ready_pool *p, const struct entry_server *entries,
         }
         struct ready *r = b->attached;
         response_add_error_headers(r->full[0], 404);
-        ready_keep(p, root, "404.html", variant, &page.source, b, generation);
+        ready_keep(p, root, "404.html", variant, &page.source, b, generation, 404);
         entry_rep_release(&page);
     }
     answer(b, 404, out);

@@ -10,7 +10,7 @@
  * livereload's invalidation) drops them too. A hit costs one fstatat (the
  * version check: only bytes once validated beneath the folder are sent, so a
  * path swapped meanwhile gives a miss, never another file) instead of open,
- * fstat and close, and builds no header.
+ * fstat and close, and builds no header (nor measures one: progress.h).
  *
  * Thread-safe: the cache is, the descriptor count is atomic. A ready
  * entry's responses are never changed once kept.
@@ -21,6 +21,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "progress.h"
 
 struct MHD_Response;
 struct body;
@@ -54,6 +56,7 @@ struct ready_answer {
     struct MHD_Response *resp;
     unsigned status;
     uint64_t size;
+    struct progress_head head; /* resp's header block, measured when it was made */
 };
 
 /* The answer for a whole request of rel beneath route from a client with

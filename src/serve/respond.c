@@ -57,9 +57,10 @@ static void expect_sending(const struct exchange *ex, struct MHD_Connection *con
 /* Prepares ex for a cut of resp to log how far it got (progress.h): the
  * mark is the connection's running total, no syscall; where that is
  * unknown, the kernel's count, for a body of PROGRESS_MARK_MIN or more. An
- * event stream is chunked: its bytes are not derived. */
+ * event stream is chunked: its bytes are not derived. head: resp's header
+ * block when already measured, else NULL. */
 static void note_progress_mark(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
-                               struct MHD_Response *resp, bool stream)
+                               struct MHD_Response *resp, bool stream, const struct progress_head *head)
 {
     ex->measurable = false;
     const struct connection *c = connection_of(conn);
@@ -72,21 +73,23 @@ static void note_progress_mark(struct MHD_Connection *conn, struct exchange *ex,
                !progress_kernel_bytes(c->fd, &ex->sent_mark)) {
         return;
     }
-    ex->head_bytes = progress_head_length(resp, status, ex->body_bytes_queued, &ex->head_close_adds);
+    ex->head = head ? *head : progress_head_length(resp, status, ex->body_bytes_queued);
     ex->measurable = true;
 }
 
 /* Queues resp as it is, recording status and bytes for the log line; the
- * caller keeps its reference. The one way a response goes out. */
+ * caller keeps its reference; head: resp's header block if measured. The
+ * one way a response goes out. */
 static enum MHD_Result send_response(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
-                                     struct MHD_Response *resp, uint64_t body_bytes)
+                                     struct MHD_Response *resp, uint64_t body_bytes,
+                                     const struct progress_head *head)
 {
     ex->status = status;
     ex->bytes = strcmp(ex->method, "HEAD") == 0 || status == 304 ? 0 : body_bytes;
     ex->body_bytes_queued = body_bytes;
     note_last_on_connection(ex, resp);
     bool stream = is_stream(resp);
-    note_progress_mark(conn, ex, status, resp, stream);
+    note_progress_mark(conn, ex, status, resp, stream, head);
     expect_sending(ex, conn, stream, ex->bytes);
     return MHD_queue_response(conn, status, resp);
 }
@@ -99,7 +102,7 @@ enum MHD_Result respond_queue(struct MHD_Connection *conn, struct exchange *ex, 
         return MHD_NO;
     }
     response_add_common(resp);
-    enum MHD_Result ok = send_response(conn, ex, status, resp, body_bytes);
+    enum MHD_Result ok = send_response(conn, ex, status, resp, body_bytes, NULL);
     MHD_destroy_response(resp);
     return ok;
 }
@@ -107,7 +110,7 @@ enum MHD_Result respond_queue(struct MHD_Connection *conn, struct exchange *ex, 
 /* See respond.h. */
 enum MHD_Result respond_ready(struct MHD_Connection *conn, struct exchange *ex, struct ready_answer *a)
 {
-    enum MHD_Result ok = send_response(conn, ex, a->status, a->resp, a->size);
+    enum MHD_Result ok = send_response(conn, ex, a->status, a->resp, a->size, &a->head);
     ready_answer_release(a);
     return ok;
 }
