@@ -319,12 +319,25 @@ void connection_expect_progress(struct MHD_Connection *conn, uint64_t rate, unsi
 }
 
 /* See connection.h. */
+void connection_watch_file(struct MHD_Connection *conn, int fd, uint64_t end)
+{
+    struct connection *c = connection_of(conn);
+    if (c && c->deadline) {
+        c->file_watched = deadline_watch_file(c->watch, c->deadline, fd, end);
+    }
+}
+
+/* See connection.h. */
 void connection_expect_headers(const struct connection_daemon *d, struct MHD_Connection *conn)
 {
     struct connection *c = connection_of(conn);
     if (c && c->idle_timeout_off) { /* back between requests */
         MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, d->timeout);
         c->idle_timeout_off = false;
+    }
+    if (c && c->file_watched) { /* that response is done: the file may change as it likes */
+        deadline_watch_file(c->watch, c->deadline, -1, 0);
+        c->file_watched = false;
     }
     connection_set_deadline(conn, clock_now_ms() + (int64_t)d->header_timeout * 1000);
 }

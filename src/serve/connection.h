@@ -47,6 +47,7 @@ struct connection {
     bool sent_unknown;               /* one of them could not be derived: marks ask the kernel */
     struct deadline_watch *watch;    /* the deadline's watcher */
     bool idle_timeout_off;           /* connection_expect_progress took it off MHD's idle timeout */
+    bool file_watched;               /* connection_watch_file gave its deadline a file */
     struct MHD_Connection *conn;     /* libmicrohttpd's, once connection_on_notify has it */
     struct connection *prev, *next;  /* this thread's open connections (connection_open) */
 };
@@ -178,6 +179,11 @@ struct connection_daemon {
  * (deadline_set_floor; acked_base: the kernel's count at its start), until connection_expect_headers puts the idle timeout back. */
 void connection_expect_progress(struct MHD_Connection *conn, uint64_t rate, unsigned window_s, unsigned grace_s,
                                 uint64_t acked_base);
+
+/* conn's response is sent from bytes of file fd up to offset end: it is
+ * ended at once should the file become shorter (deadline_watch_file),
+ * until connection_expect_headers. */
+void connection_watch_file(struct MHD_Connection *conn, int fd, uint64_t end);
 
 /* Readies d for a daemon about to start (its messages kept from now on),
  * bound to the start-up settings boot. */

@@ -1,10 +1,13 @@
 #include "deadline.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/ticker.h"
@@ -21,6 +24,10 @@ struct deadline_entry {
     int64_t window_ms, window_end_ms, start_ms, grace_ms;
     uint64_t acked_start;  /* the kernel's count when the response was queued */
     uint64_t acked_window; /* ... when the current window began */
+    /* deadline_watch_file: a dup of the file the response is sent from, or
+     * -1, and the size it needs; under the watcher's lock. */
+    int file_fd;
+    uint64_t file_end;
 };
 
 struct deadline_watch {
@@ -60,10 +67,39 @@ static bool kept_the_floor(struct deadline_entry *e, int64_t due, int64_t now)
     return atomic_compare_exchange_strong(&e->deadline_ms, &due, next > now ? next : now + 1);
 }
 
-/* Shuts down every socket past its deadline, once each. Holds the lock. */
+/* Stops e watching its file. Holds the lock. */
+static void forget_file(struct deadline_entry *e)
+{
+    if (e->file_fd >= 0) {
+        close(e->file_fd);
+    }
+    e->file_fd = -1;
+}
+
+/* When the file e's response is sent from is now shorter than it needs,
+ * shuts e's socket down (once) and stops watching the file. No reset: the
+ * client is reading, and gets every byte the kernel took before the end.
+ * Holds the lock. */
+static void end_if_cut_short(struct deadline_watch *w, struct deadline_entry *e)
+{
+    struct stat st;
+    if (e->file_fd < 0 || fstat(e->file_fd, &st) != 0 || (uint64_t)st.st_size >= e->file_end) {
+        return;
+    }
+    forget_file(e);
+    atomic_store(&e->rate, 0); /* and no deadline's reset after it */
+    atomic_store(&e->deadline_ms, 0);
+    atomic_store(&e->expired, true); /* before: the close may follow at once */
+    shutdown(e->fd, SHUT_RDWR);
+    atomic_fetch_add(&w->expired, 1);
+}
+
+/* Shuts down every socket past its deadline, once each, and every one
+ * whose file was cut short. Holds the lock. */
 static void expire(struct deadline_watch *w, int64_t now)
 {
     for (struct deadline_entry *e = w->head; e; e = e->next) {
+        end_if_cut_short(w, e);
         int64_t due = atomic_load(&e->deadline_ms);
         if (due != 0 && now >= due && kept_the_floor(e, due, now)) {
             continue;
@@ -81,7 +117,6 @@ static void expire(struct deadline_watch *w, int64_t now)
     }
 }
 
-/* The watcher thread: expires what is due every tick until stopped. */
 /* One look: every entry past its deadline is expired. */
 static void watch_tick(void *arg)
 {
@@ -116,6 +151,7 @@ void deadline_watch_stop(struct deadline_watch *w)
     while (w->head) {
         struct deadline_entry *e = w->head;
         w->head = e->next;
+        forget_file(e);
         free(e);
     }
     pthread_mutex_destroy(&w->lock);
@@ -129,6 +165,7 @@ struct deadline_entry *deadline_add(struct deadline_watch *w, int fd, int64_t de
         return NULL;
     }
     e->fd = fd;
+    e->file_fd = -1;
     atomic_store(&e->deadline_ms, deadline_ms);
     pthread_mutex_lock(&w->lock);
     e->next = w->head;
@@ -170,6 +207,22 @@ void deadline_set_floor(struct deadline_watch *w, struct deadline_entry *e, uint
     pthread_mutex_unlock(&w->lock);
 }
 
+/* See deadline.h. The dup is made outside the lock: the watcher never
+ * waits on it. */
+bool deadline_watch_file(struct deadline_watch *w, struct deadline_entry *e, int file_fd, uint64_t end)
+{
+    if (!e) {
+        return false;
+    }
+    int dup = file_fd >= 0 ? fcntl(file_fd, F_DUPFD_CLOEXEC, 0) : -1;
+    pthread_mutex_lock(&w->lock);
+    forget_file(e);
+    e->file_fd = dup;
+    e->file_end = end;
+    pthread_mutex_unlock(&w->lock);
+    return dup >= 0 || file_fd < 0;
+}
+
 bool deadline_was_expired(const struct deadline_entry *e)
 {
     return e && atomic_load(&((struct deadline_entry *)e)->expired);
@@ -189,6 +242,7 @@ void deadline_remove(struct deadline_watch *w, struct deadline_entry *e)
     if (e->next) {
         e->next->prev = e->prev;
     }
+    forget_file(e);
     pthread_mutex_unlock(&w->lock);
     free(e);
 }

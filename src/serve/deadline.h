@@ -42,6 +42,19 @@ void deadline_set(struct deadline_entry *e, int64_t deadline_ms);
 void deadline_set_floor(struct deadline_watch *w, struct deadline_entry *e, uint64_t rate, int64_t window_ms,
                         int64_t grace_ms, uint64_t acked_base);
 
+/* Also ends e's connection, at the watcher's next look, once the file its
+ * response is sent from (file_fd, which e dups and keeps) is shorter than
+ * end, the offset just past the response's last byte: a file truncated
+ * while it is sent can never be sent whole, and libmicrohttpd 0.9.75's
+ * sendfile, meeting the new end, sends nothing and waits for a
+ * writability that never comes (nginx: "file was truncated"). The socket
+ * is shut down as a deadline's is, but without the reset: the client gets
+ * what the kernel took, then the end. Replaces any file e watched before;
+ * file_fd -1 stops watching (call that when the response is done). One
+ * fstat a look while it watches. False when the dup fails (no watch).
+ * Accepts a NULL e. */
+bool deadline_watch_file(struct deadline_watch *w, struct deadline_entry *e, int file_fd, uint64_t end);
+
 /* True when the watcher shut e's socket down after the last deadline_set. */
 bool deadline_was_expired(const struct deadline_entry *e);
 

@@ -116,6 +116,7 @@ static void answer(struct body *b, unsigned status, struct ready_answer *out)
         .status = status,
         .size = r->size,
         .head = status == 304 ? r->not_modified_head : r->full_head,
+        .fd = status == 304 ? -1 : r->fd, /* a dup's file is full[0]'s */
     };
 }
 

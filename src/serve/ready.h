@@ -57,6 +57,7 @@ struct ready_answer {
     unsigned status;
     uint64_t size;
     struct progress_head head; /* resp's header block, measured when it was made */
+    int fd; /* the file resp sends from (not ours; open while holder is), or -1 */
 };
 
 /* The answer for a whole request of rel beneath route from a client with

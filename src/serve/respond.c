@@ -37,11 +37,16 @@ static bool is_stream(struct MHD_Response *resp)
  * mark) is held to --send-rate by the bytes its client acknowledges per
  * --timeout window; a smaller one gets --header-timeout plus the time
  * --send-rate allows for its size; an event stream, which is meant to
- * last, none. */
+ * last, none. A big one sent from file_fd (-1: from memory), which must
+ * hold file_end bytes, ends as soon as the file is cut short: a smaller
+ * one is in the socket buffer at once, and is not worth the dup. */
 static void expect_sending(const struct exchange *ex, struct MHD_Connection *conn, bool stream,
-                           uint64_t bytes)
+                           uint64_t bytes, int file_fd, uint64_t file_end)
 {
     const struct config *c = ex->config;
+    if (!stream && file_fd >= 0 && bytes >= PROGRESS_MARK_MIN) {
+        connection_watch_file(conn, file_fd, file_end);
+    }
     int64_t allowed = (int64_t)c->header_timeout * 1000;
     if (c->send_rate) {
         allowed += (int64_t)(bytes / c->send_rate) * 1000;
@@ -79,10 +84,11 @@ static void note_progress_mark(struct MHD_Connection *conn, struct exchange *ex,
 
 /* Queues resp as it is, recording status and bytes for the log line; the
  * caller keeps its reference; head: resp's header block if measured. The
- * one way a response goes out. */
+ * one way a response goes out. file_fd: the file its body is sent from, up
+ * to offset file_end; -1 for none. */
 static enum MHD_Result send_response(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
                                      struct MHD_Response *resp, uint64_t body_bytes,
-                                     const struct progress_head *head)
+                                     const struct progress_head *head, int file_fd, uint64_t file_end)
 {
     ex->status = status;
     ex->bytes = strcmp(ex->method, "HEAD") == 0 || status == 304 ? 0 : body_bytes;
@@ -90,27 +96,34 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct exchang
     note_last_on_connection(ex, resp);
     bool stream = is_stream(resp);
     note_progress_mark(conn, ex, status, resp, stream, head);
-    expect_sending(ex, conn, stream, ex->bytes);
+    expect_sending(ex, conn, stream, ex->bytes, file_fd, file_end);
     return MHD_queue_response(conn, status, resp);
+}
+
+/* See respond.h. */
+enum MHD_Result respond_queue_file(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
+                                   struct MHD_Response *resp, uint64_t body_bytes, int fd, uint64_t first)
+{
+    if (!resp) {
+        return MHD_NO;
+    }
+    response_add_common(resp);
+    enum MHD_Result ok = send_response(conn, ex, status, resp, body_bytes, NULL, fd, first + body_bytes);
+    MHD_destroy_response(resp);
+    return ok;
 }
 
 /* See respond.h. */
 enum MHD_Result respond_queue(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
                               struct MHD_Response *resp, uint64_t body_bytes)
 {
-    if (!resp) {
-        return MHD_NO;
-    }
-    response_add_common(resp);
-    enum MHD_Result ok = send_response(conn, ex, status, resp, body_bytes, NULL);
-    MHD_destroy_response(resp);
-    return ok;
+    return respond_queue_file(conn, ex, status, resp, body_bytes, -1, 0);
 }
 
 /* See respond.h. */
 enum MHD_Result respond_ready(struct MHD_Connection *conn, struct exchange *ex, struct ready_answer *a)
 {
-    enum MHD_Result ok = send_response(conn, ex, a->status, a->resp, a->size, &a->head);
+    enum MHD_Result ok = send_response(conn, ex, a->status, a->resp, a->size, &a->head, a->fd, a->size);
     ready_answer_release(a);
     return ok;
 }

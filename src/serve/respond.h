@@ -22,6 +22,12 @@ struct ready_answer;
 enum MHD_Result respond_queue(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
                               struct MHD_Response *resp, uint64_t body_bytes);
 
+/* respond_queue for a body of body_bytes sent from file fd (resp's) from
+ * offset first: should the file be cut short while it is sent, the
+ * connection ends at once (connection_watch_file). */
+enum MHD_Result respond_queue_file(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
+                                   struct MHD_Response *resp, uint64_t body_bytes, int fd, uint64_t first);
+
 /* Queues a ready answer as it is (shared, its headers set when it was
  * built) and releases it. */
 enum MHD_Result respond_ready(struct MHD_Connection *conn, struct exchange *ex, struct ready_answer *a);

@@ -132,13 +132,14 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct exchange *
     }
     uint64_t len = status == 206 ? last - first + 1 : status == 200 ? rep.size : 0;
     savings_count(status == 200 ? rep.coding : ENCODING_IDENTITY, rep.saved);
+    int file_fd = status == 304 || rep.body ? -1 : rep.fd; /* resp's once made */
     struct MHD_Response *resp = status == 304 ? response_not_modified(rep.size)
                                               : response_from_rep(&rep, first, len);
     if (resp) {
         response_add_rep_headers(resp, ex->config, &rep, status, first, last);
     }
     entry_rep_release(&rep);
-    return respond_queue(conn, ex, status, resp, len);
+    return respond_queue_file(conn, ex, status, resp, len, file_fd, first);
 }
 
 /* Makes ex->target the path as served plus the query, when the path as

@@ -301,5 +301,96 @@ class SendRateFloor(Fixture):
                 stream.close()
 
 
+def drain(sock, limit):
+    """Reads sock to its end (limit seconds at most); returns (bytes read,
+    seconds until the end came, or None when it did not)."""
+    got, start = 0, time.monotonic()
+    sock.settimeout(0.2)
+    while time.monotonic() - start < limit:
+        try:
+            b = sock.recv(1 << 20)
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            return got, time.monotonic() - start
+        if not b:
+            return got, time.monotonic() - start
+        got += len(b)
+    return got, None
+
+
+class TruncatedWhileSent(Fixture):
+    """A file truncated while it is sent (issue 19, 8) can never be sent
+    whole: libmicrohttpd 0.9.75's sendfile meets the new end, sends nothing
+    and waits for a writability that never comes, so the connection sat
+    silent until the send-rate floor's window ended it (one to two
+    --timeout). nginx closes at once ("file was truncated"); so must folio,
+    within a tick of its deadline watcher, and log the response incomplete
+    with the bytes the kernel took."""
+
+    def cut_short(self, request, new_size, *args):
+        """Requests big.bin, reads 1 MB of it, truncates it to new_size and
+        reads on to the end; returns (header block, bytes read, seconds from
+        the truncation to the end, the log line)."""
+        path = os.path.join(self.root, "www", "big.bin")
+        with Server(self.root, "--timeout", "3", *args) as srv:
+            with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+                s.connect(("127.0.0.1", srv.port))
+                s.sendall(request)
+                head, got = head_and_body(s, 1_000_000)
+                os.truncate(path, new_size)
+                more, took = drain(s, 10)
+            line = srv.wait_log(1)[0]
+        return head, got + more, took, line
+
+    def assert_cut_at_once(self, head, got, took, line, length):
+        self.assertIsNotNone(took, "the connection did not end within 10 s")
+        self.assertLess(took, 1.5, "ended %.2f s after the truncation (--timeout 3)" % took)
+        self.assertLess(got, length)
+        _, logged, incomplete = parsed(line)
+        self.assertTrue(incomplete, line)
+        # the close is graceful: what the kernel took is what came
+        self.assertEqual(logged, got, line)
+
+    def test_a_whole_file_cut_short_under_what_was_sent_ends_at_once(self):
+        head, got, took, line = self.cut_short(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n", 1_000_000)
+        self.assertIn(b" 200 ", head.split(b"\r\n")[0])
+        self.assert_cut_at_once(head, got, took, line, BIG)
+
+    def test_a_file_cut_short_past_what_was_sent_ends_at_once(self):
+        # the end is still ahead of the send: the body cannot be whole either
+        head, got, took, line = self.cut_short(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n", BIG - 1_000_000)
+        self.assert_cut_at_once(head, got, took, line, BIG)
+
+    def test_a_range_cut_short_ends_at_once(self):
+        head, got, took, line = self.cut_short(
+            b"GET /big.bin HTTP/1.1\r\nHost: a\r\nRange: bytes=1000-\r\n\r\n", 500_000)
+        self.assertIn(b" 206 ", head.split(b"\r\n")[0])
+        self.assert_cut_at_once(head, got, took, line, BIG - 1000)
+
+    def test_a_file_that_grows_while_sent_is_sent_whole(self):
+        # only a file shorter than the response needs ends it
+        path = os.path.join(self.root, "www", "big.bin")
+        with Server(self.root, "--timeout", "3") as srv:
+            with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+                s.connect(("127.0.0.1", srv.port))
+                s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+                _, got = head_and_body(s, 1_000_000)
+                with open(path, "ab") as f:
+                    f.write(b"more")
+                time.sleep(0.6)  # two ticks of the watcher see the file
+                s.settimeout(10)
+                while got < BIG:
+                    b = s.recv(1 << 20)
+                    if not b:
+                        break
+                    got += len(b)
+            line = srv.wait_log(1)[0]
+        self.assertEqual(got, BIG)
+        self.assertEqual(parsed(line)[1:], (BIG, False))
+
+
 if __name__ == "__main__":
     main()
