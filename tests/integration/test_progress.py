@@ -102,6 +102,7 @@ class HeaderDerivation(Fixture):
         with Server(self.root, env={"FOLIO_TEST_MEASURE_BYTES": "1"}) as srv:
             first = srv.get("/style.css")
             etag = first.headers["ETag"]
+            srv.wait_log(1)  # its line first: lines of two connections may come in either order
             asks = [
                 ("GET", "/style.css", ""),
                 ("HEAD", "/style.css", ""),
