@@ -39,6 +39,8 @@ static _Thread_local struct {
 /* The open connections of this thread, newest first, and how many. */
 static _Thread_local struct connection *open_here;
 static _Thread_local unsigned open_count;
+/* The one this thread last queued a response on (connection_refuse_no_room). */
+static _Thread_local struct connection *queued_here;
 
 /* Removes refusal i of this thread's list. */
 static unsigned refusal_remove(size_t i)
@@ -127,6 +129,9 @@ static void unlist(struct connection *c)
     }
     c->prev = c->next = NULL;
     open_count--;
+    if (queued_here == c) {
+        queued_here = NULL;
+    }
 }
 
 /* See connection.h: the oldest head wins, on this thread's list only. */
@@ -376,21 +381,24 @@ bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool la
            strcmp(protocol, MHD_HTTP_VERSION_1_1) == 0 && !asks_close(conn);
 }
 
-/* Answers 400 on c's socket for a request libmicrohttpd dropped or would
- * answer wrongly, as respond_error would have; the body's length when it
- * all went out, else 0. */
-static size_t answer_400(const struct connection *c)
+/* Answers status on c's socket for a request libmicrohttpd dropped or would
+ * answer wrongly, as respond_error would have, and shuts its write side so
+ * libmicrohttpd's own bytes go nowhere and it closes; notes on c what went
+ * out (nothing, when the write failed: the log says "-"). */
+static void answer_instead(struct connection *c, unsigned status)
 {
     char page[RESPONSE_PAGE_MAX], date[30], response[RESPONSE_PAGE_MAX + 512];
-    size_t len = response_error_page(400, "", page, sizeof(page));
+    size_t len = response_error_page(status, "", page, sizeof(page));
     precondition_date_format(time(NULL), date);
     int n = snprintf(response, sizeof(response),
-                     "HTTP/1.1 400 Bad Request\r\nDate: %s\r\nConnection: close\r\n"
+                     "HTTP/1.1 %u %s\r\nDate: %s\r\nConnection: close\r\n"
                      "Content-Type: text/html; charset=utf-8\r\nCache-Control: no-store\r\n"
                      "X-Content-Type-Options: nosniff\r\nContent-Length: %zu\r\n\r\n%s",
-                     date, len, page);
+                     status, MHD_get_reason_phrase_for(status), date, len, page);
     bool sent = n > 0 && (size_t)n < sizeof(response) && connection_answer(c->fd, response, (size_t)n);
-    return sent ? len : 0;
+    c->answered = sent ? status : 0;
+    c->answered_bytes = sent ? len : 0;
+    shutdown(c->fd, SHUT_WR); /* libmicrohttpd's send now fails (EPIPE) and it closes */
 }
 
 /* See connection.h. */
@@ -402,12 +410,27 @@ bool connection_refuse_unread_length(void)
             MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_HTTP_STATUS)) {
             continue;
         }
-        c->answered = 400;
-        c->answered_bytes = answer_400(c);
-        shutdown(c->fd, SHUT_WR); /* libmicrohttpd's send now fails (EPIPE) and it closes */
+        answer_instead(c, 400);
         return true;
     }
     return false;
+}
+
+/* See connection.h. */
+void connection_note_queued(struct MHD_Connection *conn)
+{
+    queued_here = connection_of(conn);
+}
+
+/* See connection.h. */
+bool connection_refuse_no_room(void)
+{
+    struct connection *c = queued_here;
+    if (!c || c->answered) {
+        return false;
+    }
+    answer_instead(c, 431);
+    return true;
 }
 
 /* See connection.h. */
@@ -429,10 +452,9 @@ bool connection_refuse_nul_line(struct connection *c)
     if (n <= 0 || !connection_line_starts_nul(first, (size_t)n)) {
         return false;
     }
-    c->answered = 400;
-    c->answered_bytes = answer_400(c);
+    answer_instead(c, 400);
     c->waiting_since_ms = -1; /* answered: nothing is awaited, nothing dropped */
-    shutdown(c->fd, SHUT_RDWR);
+    shutdown(c->fd, SHUT_RD);
     return true;
 }
 
@@ -459,10 +481,11 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
     unsigned status = dropped ? 0 : connection_take_line_refusal(c);
     bool unread = c && connection_dropped_line(c, clock_now_ms(), d->timeout,
                                                connection_peer_state(c->fd), dropped);
-    size_t answered = unread ? answer_400(c) : 0;
-    if (answered) {
-        status = 400;
-    } else if (c && c->answered) { /* at the start (connection_refuse_nul_line) */
+    if (unread) {
+        answer_instead(c, 400);
+    }
+    size_t answered = 0;
+    if (c && c->answered) { /* now, or at the start (connection_refuse_nul_line) */
         status = c->answered;
         answered = c->answered_bytes;
     }
@@ -486,6 +509,8 @@ void connection_on_mhd_message(void *cls, const char *fmt, va_list ap)
     /* parse_connection_headers' two come just before it queues its doubled answer. */
     if (library_message_is(fmt, LIBRARY_MSG_LENGTH_MALFORMED) || library_message_is(fmt, LIBRARY_MSG_LENGTH_TOO_LARGE)) {
         connection_refuse_unread_length();
+    } else if (library_close_message_is(fmt, ap, LIBRARY_MSG_NO_ROOM_FOR_HEADER)) {
+        connection_refuse_no_room();
     } else if (library_message_is(fmt, LIBRARY_MSG_REFUSAL)) {
         va_list copy;
         va_copy(copy, ap);

@@ -100,6 +100,18 @@ void connection_head_checked(struct connection *c);
  * pass, so there is only ever one. False when none is found. */
 bool connection_refuse_unread_length(void);
 
+/* A response is being queued on conn, on this thread (connection_refuse_no_room). */
+void connection_note_queued(struct MHD_Connection *conn);
+
+/* libmicrohttpd 0.9.75 is closing, on this thread, a connection whose
+ * request head left its pool no room for the response's header block: a
+ * head a little under the one it refuses with 431 gets no answer at all.
+ * folio answers that 431 on the socket itself and shuts its write side.
+ * The connection is the one this thread last queued a response on: the
+ * library builds the header block in the same pass, right after the
+ * handler returns. False when there is none. */
+bool connection_refuse_no_room(void);
+
 /* This thread holds share connections or more, c the newest: when one of
  * the others is still waiting for its request head (a line, or the rest of
  * the fields; a kept-alive connection waits too), shuts down the one that

@@ -10,6 +10,19 @@ bool library_message_is(const char *fmt, const char *prefix)
 }
 
 /* See library.h. */
+bool library_close_message_is(const char *fmt, va_list ap, const char *prefix)
+{
+    if (strcmp(fmt, "%s\n") != 0) {
+        return false;
+    }
+    va_list copy;
+    va_copy(copy, ap);
+    const char *reason = va_arg(copy, const char *);
+    va_end(copy);
+    return reason && library_message_is(reason, prefix);
+}
+
+/* See library.h. */
 bool library_is_verified(const char *version)
 {
     return version && strcmp(version, LIBRARY_VERIFIED) == 0;

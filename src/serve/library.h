@@ -23,6 +23,7 @@
 #ifndef FOLIO_LIBRARY_H
 #define FOLIO_LIBRARY_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -33,9 +34,15 @@
 #define LIBRARY_MSG_REFUSAL "Error processing request (HTTP response code is %u"
 #define LIBRARY_MSG_LENGTH_MALFORMED "Failed to parse `Content-Length' header"
 #define LIBRARY_MSG_LENGTH_TOO_LARGE "Too large value of 'Content-Length' header"
+#define LIBRARY_MSG_NO_ROOM_FOR_HEADER "Closing connection (failed to create response header)"
 
 /* True when fmt (a log message's format) starts with prefix. */
 bool library_message_is(const char *fmt, const char *prefix);
+
+/* True when the message is one libmicrohttpd 0.9.75 logs as it closes a
+ * connection on an error (connection_close_error: "%s\n", the reason as
+ * the argument) and its reason starts with prefix; ap is left as it was. */
+bool library_close_message_is(const char *fmt, va_list ap, const char *prefix);
 
 /* True when version (MHD_get_version()'s answer; NULL for none) is the one
  * verified. */

@@ -97,6 +97,7 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct exchang
     bool stream = is_stream(resp);
     note_progress_mark(conn, ex, status, resp, stream, head);
     expect_sending(ex, conn, stream, ex->bytes, file_fd, file_end);
+    connection_note_queued(conn);
     return MHD_queue_response(conn, status, resp);
 }
 
