@@ -7,20 +7,27 @@ figures, a 404 page; gzip -9 .gz, brotli -q 11 .br and zstd -19 .zst sidecars
 beside every compressible file in a second copy, for the peers that serve
 precompressed files), starts
 
-  folio     --production --quiet --gzip-level 9 (compresses once, keeps it)
-  nginx     gzip_static on (the .gz sidecars)
-  lighttpd  mod_deflate level 9 with deflate.cache-dir (compresses once, to disk)
-  h2o 2.2   file.send-compressed (the .gz sidecars)
+  folio     --production --quiet --gzip-level 9 (compresses once, keeps it;
+            br 11 and zstd 19, big bodies first at a fast level)
+  nginx     gzip_static on, brotli_static on (the .gz and .br sidecars;
+            brotli from Debian's libnginx-mod-http-brotli-static; no zstd)
+  lighttpd  mod_deflate gzip 9, br 11, zstd 19 with deflate.cache-dir
+            (compresses once, to disk)
+  h2o 2.2   file.send-compressed (the .br and .gz sidecars; no zstd)
 
-on 127.0.0.1 with free ports, checks that all return the same decoded bytes,
+on 127.0.0.1 with free ports, checks that all return the same decoded bytes
+in every coding they offer, waits until folio has its best levels, measures
+the bytes on the wire per class and coding (header block + body as read),
 then loads them with wrk in interleaved rounds (every class: server A, B, C,
-D, then the next round in a rotated order) and reports medians per class:
+D, then the next round in a rotated order; a server is not timed on a coding
+it does not offer) and reports medians per class:
 server CPU per request (utime + stime of all the server's processes, from
 /proc), requests/s, p50/p99 latency, peak RSS (VmHWM summed over the
 processes), and folio/best-peer ratios from the same run. Prints a Markdown
 report; --readme writes it into bench/README.md, --svg writes a plot.
 
-    python3 bench/article.py                         # ~9 minutes
+    python3 bench/article.py                         # ~16 minutes
+    python3 bench/article.py --rounds 3              # ~10 minutes
     python3 bench/article.py --rounds 1 --duration 2 # a quick look
     python3 bench/article.py --folio main=build/src/folio --folio after=/tmp/b/src/folio
     python3 bench/article.py --folio main=build/src/folio --folio "sidecars=build/src/folio --root {static}"
@@ -28,7 +35,8 @@ report; --readme writes it into bench/README.md, --svg writes a plot.
     python3 bench/article.py --profile callgrind
     python3 bench/article.py --profile strace      # syscalls per request, every server
 
-Python standard library only. Installs wrk, nginx-light, lighttpd, h2o and curl
+Python standard library only. Installs wrk, nginx-light, libnginx-mod-http-brotli-static,
+lighttpd, lighttpd-mod-deflate, h2o, curl, brotli and zstd
 with apt-get when missing (and linux-perf / valgrind for --profile).
 """
 import argparse
@@ -815,6 +823,9 @@ def one_run(s, c, args, luas):
                 other_cpus=max(0.0, (hb.machine_busy() - busy0 - cpu - r["wrk_cpu_s"]) / secs))
 
 
+unmeasured = set()  # (class, server) where wrk completed no response
+
+
 def run_rounds(servers, cls, args, luas):
     runs = {}  # (class, server) -> [run, ...]
     n = len(servers)
@@ -823,6 +834,14 @@ def run_rounds(servers, cls, args, luas):
         for c in cls:
             for s in [s for s in order if serves(s, c)]:
                 r = one_run(s, c, args, luas)
+                if not r["requests"]:
+                    # wrk's parser (http_parser 2) reads a body of Content-Length bytes
+                    # after a 304 that has the field (RFC 9112 6.3 says it has none), so
+                    # it completes no request there: not a measurement, left out.
+                    log(f"  round {rnd + 1}/{args.rounds} {c['id']:<18} {s.name:<10} wrk completed "
+                        "no response: not measured")
+                    unmeasured.add((c["id"], s.name))
+                    continue
                 runs.setdefault((c["id"], s.name), []).append(r)
                 log(f"  round {rnd + 1}/{args.rounds} {c['id']:<18} {s.name:<10} "
                     f"{r['cpu_us']:7.1f} µs/req {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} "
@@ -896,6 +915,11 @@ def report(servers, cls, med, rat, mem, args, meta):
             row.append(f"**{r['rps'][0]:.2f}** ({r['rps'][1]})" if r else "—")
         w(f"| {c['label']} | " + " | ".join(row) + " |")
     w("")
+    if unmeasured:
+        w("Not measured (wrk completed no response in any round; a 304 that carries its 200's "
+          "`Content-Length`, as libmicrohttpd 0.9.75 writes it, leaves wrk's parser waiting for a "
+          "body): " + ", ".join(f"{c} on {n}" for c, n in sorted(unmeasured)
+                                if (c, n) not in med) + ".\n")
     w("Latency p50 / p99 (ms, wrk --latency), ratio folio p99 / best peer p99 (≤ 1 is the target):\n")
     w("| class | " + " | ".join(names) + " | " + " | ".join(f"{f} p99 / best" for f in folios) + " |")
     w("|---|" + "---:|" * (len(names) + len(folios)))
@@ -911,13 +935,14 @@ def report(servers, cls, med, rat, mem, args, meta):
     w("")
     nginx = mem.get("nginx", {}).get("hwm")
     w("Peak RSS after all rounds (VmHWM summed over the server's processes: nginx's master and "
-      "workers share pages, so it is counted more than once):\n")
-    w("| server | configuration | processes | peak RSS | / nginx |")
-    w("|---|---|---:|---:|---:|")
+      "workers share pages, so it is counted more than once; folio and lighttpd peak while they "
+      "make brotli 11 of the 2.3 MB fragment, with its 16 MiB window) and RSS at the end:\n")
+    w("| server | configuration | processes | peak RSS | / nginx | RSS at the end |")
+    w("|---|---|---:|---:|---:|---:|")
     for s in servers:
         m = mem[s.name]
         w(f"| {s.name} | {s.label} | {m['procs']} | {m['hwm'] / 1024:.1f} MiB | "
-          + (f"{m['hwm'] / nginx:.2f}" if nginx else "—") + " |")
+          + (f"{m['hwm'] / nginx:.2f}" if nginx else "—") + f" | {m['rss'] / 1024:.1f} MiB |")
     w("")
     w("Versions: " + "; ".join(meta["versions"]) + ".")
     return "\n".join(out)
@@ -1204,7 +1229,7 @@ def main():
         log("all servers agree on every class; loading")
         runs = run_rounds(started, cls, args, luas)
         med = medians(runs)
-        mem = {s.name: dict(hwm=s.memory()[0], procs=len(s.pids())) for s in started}
+        mem = {s.name: dict(zip(("hwm", "rss"), s.memory()), procs=len(s.pids())) for s in started}
         meta = machine_meta(args, load_start, folios)
         meta["load_end"] = " ".join(f"{x:.2f}" for x in hb.loadavg())
         every = [r for v in runs.values() for r in v]
