@@ -936,7 +936,7 @@ def report(servers, cls, med, rat, mem, args, meta):
     nginx = mem.get("nginx", {}).get("hwm")
     w("Peak RSS after all rounds (VmHWM summed over the server's processes: nginx's master and "
       "workers share pages, so it is counted more than once; folio and lighttpd peak while they "
-      "make brotli 11 of the 2.3 MB fragment, with its 16 MiB window) and RSS at the end:\n")
+      "make zstd 19 and brotli 11 of the 2.3 MB fragment) and RSS at the end:\n")
     w("| server | configuration | processes | peak RSS | / nginx | RSS at the end |")
     w("|---|---|---:|---:|---:|---:|")
     for s in servers:
