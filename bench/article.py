@@ -648,7 +648,8 @@ def expect(s, path, coding, status, files, extra=None):
     except (zlib.error, ValueError) as e:
         return f"{s.name} {path}: bad {got['sent']}: {e}", got
     if body != want_body:
-        return f"{s.name} {path} ({coding}): body of {len(body)} B differs from the file's {len(want_body)} B", got
+        return (f"{s.name} {path} ({coding}): body of {len(body)} B differs from the file's "
+                f"{len(want_body)} B"), got
     return None, got
 
 
@@ -686,6 +687,12 @@ def best_levels(extra):
             "zstd": (f"-zs{caps['--zstd-level']}", "-zss")}
 
 
+def at_best(s, path, coding, files):
+    """Whether folio s answers path in coding with its best level (its ETag says)."""
+    etag = (expect(s, path, coding, 200, files)[1] or {}).get("etag") or ""
+    return any(mark in etag for mark in s.best[coding])
+
+
 def warm_best(servers, cls, files, deadline_s=300):
     """Waits until each folio answers every compressible path of the classes
     with its best brotli and zstd (the ETag names the level): in production
@@ -699,8 +706,7 @@ def warm_best(servers, cls, files, deadline_s=300):
         todo = [(p, k) for p in paths for k in ("br", "zstd")]
         t0 = time.time()
         while todo and time.time() < deadline:
-            todo = [(p, k) for p, k in todo
-                    if not any(m in (expect(s, p, k, 200, files)[1] or {}).get("etag", "") for m in s.best[k])]
+            todo = [(p, k) for p, k in todo if not at_best(s, p, k, files)]
             if todo:
                 time.sleep(0.5)
         if todo:
@@ -823,11 +829,10 @@ def one_run(s, c, args, luas):
                 other_cpus=max(0.0, (hb.machine_busy() - busy0 - cpu - r["wrk_cpu_s"]) / secs))
 
 
-unmeasured = set()  # (class, server) where wrk completed no response
-
-
 def run_rounds(servers, cls, args, luas):
-    runs = {}  # (class, server) -> [run, ...]
+    """{(class, server): [run, ...]}, and the (class, server) pairs where wrk
+    completed no response."""
+    runs, unmeasured = {}, set()
     n = len(servers)
     for rnd in range(args.rounds):
         order = servers[rnd % n:] + servers[:rnd % n]
@@ -848,7 +853,7 @@ def run_rounds(servers, cls, args, luas):
                     f"p99 {r['p99_ms']:.2f} ms  CPUs: server {r['server_cpus']:.2f} wrk {r['wrk_cpus']:.2f} "
                     f"others {r['other_cpus']:.2f}"
                     + (f"  ERRORS {r['errors']}" if r["errors"] else ""))
-    return runs
+    return runs, unmeasured
 
 
 def medians(runs):
@@ -915,11 +920,11 @@ def report(servers, cls, med, rat, mem, args, meta):
             row.append(f"**{r['rps'][0]:.2f}** ({r['rps'][1]})" if r else "—")
         w(f"| {c['label']} | " + " | ".join(row) + " |")
     w("")
+    unmeasured = [(c, n) for c, n in meta["unmeasured"] if (c, n) not in med]
     if unmeasured:
         w("Not measured (wrk completed no response in any round; a 304 that carries its 200's "
           "`Content-Length`, as libmicrohttpd 0.9.75 writes it, leaves wrk's parser waiting for a "
-          "body): " + ", ".join(f"{c} on {n}" for c, n in sorted(unmeasured)
-                                if (c, n) not in med) + ".\n")
+          "body): " + ", ".join(f"{c} on {n}" for c, n in unmeasured) + ".\n")
     w("Latency p50 / p99 (ms, wrk --latency), ratio folio p99 / best peer p99 (≤ 1 is the target):\n")
     w("| class | " + " | ".join(names) + " | " + " | ".join(f"{f} p99 / best" for f in folios) + " |")
     w("|---|" + "---:|" * (len(names) + len(folios)))
@@ -990,7 +995,8 @@ def wire_report(servers, page, wire, med, cls):
                     if k in ("browser",) or wire[(tid, k, p)]["sent"] == k]
             for f in folios:
                 best = min(fair) if fair else None
-                cells.append(f"**{wire[(tid, k, f)]['wire'] / best[0]:.3f}** ({best[1]})" if best else "—")
+                cells.append(f"**{wire[(tid, k, f)]['wire'] / best[0]:.3f}** ({best[1]})"
+                             if best else "—")
             out.append(f"| {label if k == codings[0] else ''} | {k} | " + " | ".join(cells) + " |")
     out += ["", "Header block of the page's response (bytes: status line, fields, blank line), "
             "per coding:\n", "| server | " + " | ".join(CODINGS + ("browser",)) + " |",
@@ -1178,7 +1184,8 @@ def main():
     args = ap.parse_args()
 
     ensure({"wrk": "wrk", "nginx": "nginx-light", "lighttpd": "lighttpd", "h2o": "h2o",
-            "curl": "curl", "brotli": "brotli", "zstd": "zstd", NGINX_BROTLI: "libnginx-mod-http-brotli-static",
+            "curl": "curl", "brotli": "brotli", "zstd": "zstd",
+            NGINX_BROTLI: "libnginx-mod-http-brotli-static",
             "/usr/lib/lighttpd/mod_deflate.so": "lighttpd-mod-deflate"})
     folios = parse_folios(args.folio)
     workers = args.workers or os.cpu_count() or 1
@@ -1227,11 +1234,12 @@ def main():
         check(started, cls, files, tmp)
         wire = measure_wire(started, page, files)
         log("all servers agree on every class; loading")
-        runs = run_rounds(started, cls, args, luas)
+        runs, unmeasured = run_rounds(started, cls, args, luas)
         med = medians(runs)
         mem = {s.name: dict(zip(("hwm", "rss"), s.memory()), procs=len(s.pids())) for s in started}
         meta = machine_meta(args, load_start, folios)
         meta["load_end"] = " ".join(f"{x:.2f}" for x in hb.loadavg())
+        meta["unmeasured"] = sorted(unmeasured)
         every = [r for v in runs.values() for r in v]
         for k in ("server_cpus", "wrk_cpus", "other_cpus"):
             meta[k] = statistics.median(r[k] for r in every)
@@ -1248,8 +1256,8 @@ def main():
             log("wrote " + args.svg)
         if args.json:
             with open(args.json, "w") as f:
-                json.dump(dict(meta=meta, memory=mem, runs={f"{k[0]} {k[1]}": v for k, v in runs.items()},
-                               wire={" ".join(k): v for k, v in wire.items()}), f, indent=1)
+                json.dump(dict(meta=meta, memory=mem, wire={" ".join(k): v for k, v in wire.items()},
+                               runs={f"{k[0]} {k[1]}": v for k, v in runs.items()}), f, indent=1)
     finally:
         for s in started:
             s.stop()
