@@ -3,23 +3,31 @@
 
 Generates a fixture with the real article's shape in a temporary folder (a
 308 KB index.html, 15 fragments one of them 2.3 MB, a 323 KB PNG, CSS, JS, SVG
-figures, a 404 page; gzip -9 .gz sidecars beside every compressible file in a
-second copy, for the peers that serve precompressed files), starts
+figures, a 404 page; gzip -9 .gz, brotli -q 11 .br and zstd -19 .zst sidecars
+beside every compressible file in a second copy, for the peers that serve
+precompressed files), starts
 
-  folio     --production --quiet --gzip-level 9 (compresses once, keeps it)
-  nginx     gzip_static on (the .gz sidecars)
-  lighttpd  mod_deflate level 9 with deflate.cache-dir (compresses once, to disk)
-  h2o 2.2   file.send-compressed (the .gz sidecars)
+  folio     --production --quiet --gzip-level 9 (compresses once, keeps it;
+            br 11 and zstd 19, big bodies first at a fast level)
+  nginx     gzip_static on, brotli_static on (the .gz and .br sidecars;
+            brotli from Debian's libnginx-mod-http-brotli-static; no zstd)
+  lighttpd  mod_deflate gzip 9, br 11, zstd 19 with deflate.cache-dir
+            (compresses once, to disk)
+  h2o 2.2   file.send-compressed (the .br and .gz sidecars; no zstd)
 
-on 127.0.0.1 with free ports, checks that all return the same decoded bytes,
+on 127.0.0.1 with free ports, checks that all return the same decoded bytes
+in every coding they offer, waits until folio has its best levels, measures
+the bytes on the wire per class and coding (header block + body as read),
 then loads them with wrk in interleaved rounds (every class: server A, B, C,
-D, then the next round in a rotated order) and reports medians per class:
+D, then the next round in a rotated order; a server is not timed on a coding
+it does not offer) and reports medians per class:
 server CPU per request (utime + stime of all the server's processes, from
 /proc), requests/s, p50/p99 latency, peak RSS (VmHWM summed over the
 processes), and folio/best-peer ratios from the same run. Prints a Markdown
 report; --readme writes it into bench/README.md, --svg writes a plot.
 
-    python3 bench/article.py                         # ~9 minutes
+    python3 bench/article.py                         # ~16 minutes
+    python3 bench/article.py --rounds 3              # ~10 minutes
     python3 bench/article.py --rounds 1 --duration 2 # a quick look
     python3 bench/article.py --folio main=build/src/folio --folio after=/tmp/b/src/folio
     python3 bench/article.py --folio main=build/src/folio --folio "sidecars=build/src/folio --root {static}"
@@ -27,7 +35,8 @@ report; --readme writes it into bench/README.md, --svg writes a plot.
     python3 bench/article.py --profile callgrind
     python3 bench/article.py --profile strace      # syscalls per request, every server
 
-Python standard library only. Installs wrk, nginx-light, lighttpd, h2o and curl
+Python standard library only. Installs wrk, nginx-light, libnginx-mod-http-brotli-static,
+lighttpd, lighttpd-mod-deflate, h2o, curl, brotli and zstd
 with apt-get when missing (and linux-perf / valgrind for --profile).
 """
 import argparse
@@ -40,6 +49,7 @@ import re
 import resource
 import shutil
 import signal
+import socket
 import statistics
 import struct
 import subprocess
@@ -63,9 +73,18 @@ COMPRESSIBLE = {".html", ".css", ".js", ".svg", ".json"}
 MIME = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
         ".js": "text/javascript; charset=utf-8", ".json": "application/json",
         ".svg": "image/svg+xml", ".png": "image/png", "": "application/octet-stream"}
-ACCEPT = "gzip, deflate, br"  # what a browser sends
+# Codings measured one by one (each request sends it alone), and what
+# Chromium sends, for the row where each server picks.
+CODINGS = ("gzip", "br", "zstd")
+BROWSER = "gzip, deflate, br, zstd"
+BR_QUALITY = 11   # folio's production best, the .br sidecars', lighttpd's
+BR_WINDOW = 24    # folio's lgwin (16 MiB)
+ZSTD_LEVEL = 19   # folio's production best, the .zst sidecars', lighttpd's
+SUFFIX = {"gzip": ".gz", "br": ".br", "zstd": ".zst"}
+NGINX_BROTLI = "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so"
 BIG_FRAGMENT = "config-sweep"
 PNG_PATH = "/assets/images/cluster-photo.png"
+PROFILE_CLASSES = ("page-gzip", "big-fragment-gzip", "png", "304", "404", "page-load")
 README_BEGIN = "<!-- article.py: begin -->"
 README_END = "<!-- article.py: end -->"
 
@@ -260,9 +279,9 @@ def make_png(rng, width, height):
 
 
 def make_fixture(tmp):
-    """Writes tmp/plain (the article) and tmp/static (the same files plus a
-    gzip -9 .gz beside each compressible file, same mtime). Returns the list
-    of (url path, file path relative to the tree) a page view loads."""
+    """Writes tmp/plain (the article) and tmp/static (the same files plus
+    .gz, .br and .zst sidecars, write_sidecars). Returns ({file path
+    relative to the tree: bytes}, [the url paths a page view loads])."""
     t = Text(9)
     plain = os.path.join(tmp, "plain")
     files = {}
@@ -290,15 +309,33 @@ def make_fixture(tmp):
         os.utime(p, (stamp, stamp))
     static = os.path.join(tmp, "static")
     shutil.copytree(plain, static)
-    for rel, data in files.items():
-        if os.path.splitext(rel)[1] in COMPRESSIBLE and len(data) >= GZIP_MIN:
-            p = os.path.join(static, rel) + ".gz"
-            with open(p, "wb") as f:
-                f.write(gzip.compress(data, GZIP_LEVEL, mtime=0))
-            os.utime(p, (stamp, stamp))
+    write_sidecars(static, files, stamp)
     page = ["/", "/style.css", "/article.js"] + [f"/fragments/{n}.html" for n in fragment_names()] \
         + [f"/assets/figures/{s}" for s in svgs] + [PNG_PATH]
     return files, page
+
+
+def write_sidecars(static, files, stamp):
+    """A gzip -9, brotli -q 11 (window 24, as folio's) and zstd -19 file
+    beside each compressible file of the static tree, same mtime: the
+    levels folio reaches in production, for the peers that serve
+    precompressed files (nginx .gz and .br, h2o .gz and .br)."""
+    todo = [rel for rel, data in files.items()
+            if os.path.splitext(rel)[1] in COMPRESSIBLE and len(data) >= GZIP_MIN]
+    procs = []
+    for rel in todo:
+        p = os.path.join(static, rel)
+        with open(p + ".gz", "wb") as f:
+            f.write(gzip.compress(files[rel], GZIP_LEVEL, mtime=0))
+        # brotli 11 of the 2.3 MB fragment takes seconds: the CLIs run side by side.
+        procs.append(subprocess.Popen(["brotli", "-f", "-q", str(BR_QUALITY), "-w", str(BR_WINDOW),
+                                       "-o", p + ".br", p]))
+        procs.append(subprocess.Popen(["zstd", "-q", "-f", f"-{ZSTD_LEVEL}", "-o", p + ".zst", p]))
+    if any(pr.wait() for pr in procs):
+        die("brotli or zstd failed on the fixture")
+    for rel in todo:
+        for suffix in SUFFIX.values():
+            os.utime(os.path.join(static, rel) + suffix, (stamp, stamp))
 
 
 def url_file(path):
@@ -326,6 +363,8 @@ def start_folio(name, binary, root, tmp, workers, extra=()):
         if lines:
             s.port = int(lines[0].split("http://127.0.0.1:")[1].split("/")[0])
             s.wait_ready()
+            s.offers = set(CODINGS)
+            s.best = best_levels(extra)
             return s
         if s.proc.poll() is not None:
             break
@@ -339,8 +378,12 @@ def start_nginx(root, tmp, workers):
     d = os.path.join(tmp, "nginx")
     os.makedirs(os.path.join(d, "logs"))
     port = hb.free_port()
+    # Debian 12's nginx has brotli only as a module package (.br sidecars, as
+    # gzip_static serves the .gz ones); no zstd module exists there.
+    brotli = os.path.exists(NGINX_BROTLI)
     conf = f"""
 {"user root;" if os.geteuid() == 0 else ""}
+{f"load_module {NGINX_BROTLI};" if brotli else ""}
 worker_processes {workers};
 daemon off;
 master_process on;
@@ -359,6 +402,7 @@ http {{
     gzip off;
     gzip_static on;
     gzip_vary on;
+    {"brotli_static on;" if brotli else ""}
     client_body_temp_path {d}/body;
     proxy_temp_path {d}/proxy;
     fastcgi_temp_path {d}/fastcgi;
@@ -377,9 +421,11 @@ http {{
     path = os.path.join(d, "nginx.conf")
     with open(path, "w") as f:
         f.write(conf)
-    s = hb.Server("nginx", f"nginx, worker_processes {workers}, gzip_static",
+    s = hb.Server("nginx", f"nginx, worker_processes {workers}, gzip_static"
+                  + (", brotli_static" if brotli else " (no brotli module)"),
                   [hb.tool("nginx"), "-p", d, "-c", path], port, d, os.path.join(d, "nginx.out"))
     s.wait_ready()
+    s.offers = {"gzip", "br"} if brotli else {"gzip"}
     return s
 
 
@@ -412,8 +458,10 @@ mimetype.assign = (
     {mimes}
 )
 deflate.mimetypes = ({", ".join(q(t) for t in types)})
-deflate.allowed-encodings = ("gzip")
+deflate.allowed-encodings = ("br", "zstd", "gzip")
 deflate.compression-level = {GZIP_LEVEL}
+deflate.params = ("BROTLI_PARAM_QUALITY" => {BR_QUALITY}, "BROTLI_PARAM_LGWIN" => {BR_WINDOW},
+                  "ZSTD_c_compressionLevel" => {ZSTD_LEVEL})
 deflate.min-compress-size = {GZIP_MIN}
 deflate.max-compress-size = 65536
 deflate.cache-dir = {q(d + "/deflate-cache")}
@@ -421,9 +469,11 @@ deflate.cache-dir = {q(d + "/deflate-cache")}
     path = os.path.join(d, "lighttpd.conf")
     with open(path, "w") as f:
         f.write(conf)
-    s = hb.Server("lighttpd", "lighttpd (one process), mod_deflate -9 + deflate.cache-dir",
+    s = hb.Server("lighttpd", f"lighttpd (one process), mod_deflate gzip -9, br {BR_QUALITY}, "
+                  f"zstd {ZSTD_LEVEL} + deflate.cache-dir",
                   [hb.tool("lighttpd"), "-D", "-f", path], port, d, os.path.join(d, "lighttpd.out"))
     s.wait_ready()
+    s.offers = set(CODINGS)
     return s
 
 
@@ -456,74 +506,265 @@ hosts:
     path = os.path.join(d, "h2o.conf")
     with open(path, "w") as f:
         f.write(conf)
-    s = hb.Server("h2o", f"h2o, num-threads {workers}, file.send-compressed",
+    # h2o 2.2 sends a .br or .gz sidecar (file.send-compressed); it knows no zstd.
+    s = hb.Server("h2o", f"h2o, num-threads {workers}, file.send-compressed (.br, .gz)",
                   [hb.tool("h2o"), "-c", path], port, d, os.path.join(d, "h2o.out"))
     s.wait_ready()
+    s.offers = {"gzip", "br"}
     return s
 
 
 # ---------------------------------------------------------------- classes
 
+def accept(coding):
+    """The Accept-Encoding a class sends: one coding alone, or a browser's."""
+    return {"Accept-Encoding": BROWSER if coding in ("browser", "identity") else coding}
+
+
 def classes(page):
-    g = {"Accept-Encoding": ACCEPT}
-    return [
-        dict(id="page-gzip", label="page 308 KB, gzip", path="/", headers=g, status=200, gzip=True),
-        dict(id="big-fragment-gzip", label="fragment 2.3 MB, gzip",
-             path=f"/fragments/{BIG_FRAGMENT}.html", headers=g, status=200, gzip=True),
-        dict(id="png", label="PNG 323 KB", path=PNG_PATH, headers=g, status=200, gzip=False),
-        dict(id="304", label="304 revalidation of the page", path="/", headers=g, status=304,
-             etag=True),
-        dict(id="404", label="404 (the article's 404.html)", path="/no-such-page.html", headers=g,
-             status=404, file="www/404.html"),
-        dict(id="page-load", label=f"page-load mix ({len(page)} requests: page, CSS, JS, "
-             f"{len(fragment_names())} fragments, SVGs, PNG)", mix=page, headers=g),
-    ]
+    """The timed classes. Each names its coding: one of CODINGS (sent alone),
+    "identity" (the PNG, asked for as a browser asks) or "browser" (Chromium's
+    Accept-Encoding: each server picks). The gzip ones keep the ids and the
+    method of the table before brotli and zstd."""
+    frag = f"/fragments/{BIG_FRAGMENT}.html"
+    mix = (f"page-load mix ({len(page)} requests: page, CSS, JS, {len(fragment_names())} "
+           "fragments, SVGs, PNG)")
+    out = [dict(id=f"page-{k}", base="page", label=f"page 308 KB, {k}", path="/", coding=k)
+           for k in CODINGS]
+    out += [dict(id=f"big-fragment-{k}", base="big-fragment", label=f"fragment 2.3 MB, {k}",
+                 path=frag, coding=k) for k in CODINGS]
+    out += [dict(id="png", base="png", label="PNG 323 KB", path=PNG_PATH, coding="identity"),
+            dict(id="304", base="304", label="304 revalidation of the page, gzip", path="/",
+                 coding="gzip", status=304, etag=True)]
+    # The 404 page is under GZIP_MIN: every server sends it as it is.
+    out += [dict(id="404", base="404", label="404 (the article's 404.html)",
+                 path="/no-such-page.html", coding="identity", status=404, file="www/404.html")]
+    out += [dict(id="page-load", base="page-load", label=mix + ", gzip", mix=page, coding="gzip"),
+            dict(id="page-load-browser", base="page-load", label=mix + ", " + BROWSER,
+                 mix=page, coding="browser")]
+    for c in out:
+        c["headers"] = accept(c["coding"])
+        c.setdefault("status", 200)
+    return out
 
 
-def fetch_ok(s, path, headers, want_status, want_body, want_gzip, tmp):
-    """None when server s answers path as expected, else what is wrong."""
-    status, h, data = hb.curl(s.base() + path, headers, tmp)
-    if status != want_status:
-        return f"{s.name} {path}: status {status}, expected {want_status}"
-    enc = h.get("content-encoding", "identity")
-    if want_gzip is not None and (enc == "gzip") != want_gzip:
-        return f"{s.name} {path}: Content-Encoding {enc}"
-    if enc == "gzip":
-        try:
-            data = zlib.decompress(data, 16 + zlib.MAX_WBITS)
-        except zlib.error as e:
-            return f"{s.name} {path}: bad gzip: {e}"
-    if want_body is not None and data != want_body:
-        return f"{s.name} {path}: body of {len(data)} B differs from the file's {len(want_body)} B"
-    return None
+def serves(s, c):
+    """Whether server s is timed on class c: not on a coding it does not offer."""
+    return c["coding"] not in CODINGS or c["coding"] in s.offers
 
 
-def check(servers, cls, files, tmp):
-    """Every server gives every class the expected status and bytes; fills in
-    each server's ETag for the 304 class."""
+def fetch(s, path, headers, timeout=120):
+    """One GET as wrk sends it (HTTP/1.1, keep-alive, on a fresh connection):
+    (status, {lower-case name: value}, header block bytes, body bytes as they
+    came over the wire, body with any chunking undone). The timeout is long:
+    a peer's first brotli 11 of the 2.3 MB fragment takes seconds."""
+    req = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{s.port}\r\n" + "".join(
+        f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    with socket.create_connection(("127.0.0.1", s.port), timeout=timeout) as sock:
+        sock.sendall(req.encode())
+        f = sock.makefile("rb")
+        head = [f.readline()]
+        while head[-1] not in (b"\r\n", b"\n", b""):
+            head.append(f.readline())
+        status = int(head[0].split()[1])
+        h = {}
+        for line in head[1:]:
+            k, sep, v = line.decode("latin-1").partition(":")
+            if sep:
+                h[k.strip().lower()] = v.strip()
+        raw = body = b""
+        if status in (204, 304):
+            pass
+        elif "content-length" in h:
+            raw = body = f.read(int(h["content-length"]))
+        elif "chunked" in h.get("transfer-encoding", ""):
+            while True:
+                size_line = f.readline()
+                n = int(size_line.split(b";")[0], 16)
+                chunk = f.read(n + 2)
+                raw += size_line + chunk
+                body += chunk[:n]
+                if n == 0:  # no trailers here: the last chunk's CRLF ends the body
+                    break
+        else:
+            raw = body = f.read()
+    return status, h, len(b"".join(head)), raw, body
+
+
+def decode(coding, data):
+    """data with its Content-Encoding undone (brotli and zstd by their CLIs:
+    Python's standard library has neither)."""
+    if coding in ("gzip", "x-gzip"):
+        return zlib.decompress(data, 16 + zlib.MAX_WBITS)
+    if coding in ("br", "zstd"):
+        argv = ["brotli", "-d", "-c"] if coding == "br" else ["zstd", "-d", "-c", "-q"]
+        p = subprocess.run(argv, input=data, capture_output=True)
+        if p.returncode:
+            raise ValueError(p.stderr.decode(errors="replace").strip())
+        return p.stdout
+    return data
+
+
+def compressible(f, files):
+    """Whether every server compresses fixture file f (folio's rule)."""
+    return os.path.splitext(f)[1] in COMPRESSIBLE and len(files[f]) >= GZIP_MIN
+
+
+def answer_file(path, status):
+    """The fixture file whose bytes answer path with status."""
+    return "www/404.html" if status == 404 else url_file(path)
+
+
+def allowed(s, path, coding, status, files):
+    """The Content-Encodings server s may answer path with: the coding asked
+    for when s offers it (identity when not), one of its codings for a
+    browser; identity for what is not compressible; an error page compressed
+    or not."""
+    if not compressible(answer_file(path, status), files):
+        return {"identity"}
+    want = set(s.offers) if coding == "browser" else {coding} & s.offers or {"identity"}
+    return want | {"identity"} if status != 200 else want
+
+
+def expect(s, path, coding, status, files, extra=None):
+    """Fetches path from s as class coding asks; (problem or None, fetched:
+    {wire, header, body, sent, etag})."""
+    want_body = files[answer_file(path, status)]
+    try:
+        st, h, head, raw, body = fetch(s, path, dict(accept(coding), **(extra or {})))
+    except (OSError, ValueError, IndexError) as e:
+        return f"{s.name} {path} ({coding}): {e}", None
+    got = dict(wire=head + len(raw), header=head, body=len(raw),
+               sent=h.get("content-encoding", "identity"), etag=h.get("etag"))
+    if st != status:
+        return f"{s.name} {path} ({coding}): status {st}, expected {status}", got
+    if status == 304:
+        return None, got
+    if got["sent"] not in allowed(s, path, coding, status, files):
+        return (f"{s.name} {path} ({coding}): Content-Encoding {got['sent']}, expected "
+                + " or ".join(sorted(allowed(s, path, coding, status, files)))), got
+    try:
+        body = decode(got["sent"], body)
+    except (zlib.error, ValueError) as e:
+        return f"{s.name} {path}: bad {got['sent']}: {e}", got
+    if body != want_body:
+        return (f"{s.name} {path} ({coding}): body of {len(body)} B differs from the file's "
+                f"{len(want_body)} B"), got
+    return None, got
+
+
+def verify(servers, cls, files):
+    """Every server it is timed on gives every class the expected status and
+    decoded bytes; fills in each server's ETag for the 304 class. Returns the
+    problems."""
     problems = []
     for c in cls:
-        for s in servers:
-            if c.get("mix"):
-                for p in c["mix"]:
-                    f = url_file(p)
-                    gz = os.path.splitext(f)[1] in COMPRESSIBLE and len(files[f]) >= GZIP_MIN
-                    problems.append(fetch_ok(s, p, c["headers"], 200, files[f], gz, tmp))
-            elif c.get("etag"):
-                st, h, _ = hb.curl(s.base() + c["path"], c["headers"], tmp)
-                if st != 200 or "etag" not in h:
-                    problems.append(f"{s.name}: no ETag on {c['path']}")
+        for s in [s for s in servers if serves(s, c)]:
+            if c.get("etag"):
+                p, got = expect(s, c["path"], c["coding"], 200, files)
+                if p or not got["etag"]:
+                    problems.append(p or f"{s.name}: no ETag on {c['path']}")
                     continue
-                c.setdefault("inm", {})[s.name] = h["etag"]
-                problems.append(fetch_ok(s, c["path"], dict(c["headers"], **{"If-None-Match": h["etag"]}),
-                                         304, b"", None, tmp))
+                c.setdefault("inm", {})[s.name] = got["etag"]
+                problems.append(expect(s, c["path"], c["coding"], 304, files,
+                                       {"If-None-Match": got["etag"]})[0])
             else:
-                f = c.get("file") or url_file(c["path"])
-                problems.append(fetch_ok(s, c["path"], c["headers"], c["status"], files[f],
-                                         c.get("gzip"), tmp))
-    problems = [p for p in problems if p]
+                problems += [expect(s, p, c["coding"], c["status"], files)[0]
+                             for p in c.get("mix") or [c["path"]]]
+    return [p for p in problems if p]
+
+
+def best_levels(extra):
+    """The ETag marks a folio's brotli and zstd bodies reach once its
+    background work is done: its production best (br 11, zstd 19) capped by
+    --brotli-quality and --zstd-level, or a sidecar's mark."""
+    caps = {"--brotli-quality": BR_QUALITY, "--zstd-level": ZSTD_LEVEL}
+    args = [a for x in extra for a in x.split("=", 1)]
+    for i, a in enumerate(args[:-1]):
+        if a in caps and args[i + 1].isdigit():
+            caps[a] = min(caps[a], int(args[i + 1]))
+    return {"br": (f"-br{caps['--brotli-quality']}", "-brs"),
+            "zstd": (f"-zs{caps['--zstd-level']}", "-zss")}
+
+
+def at_best(s, path, coding, files):
+    """Whether folio s answers path in coding with its best level (its ETag says)."""
+    etag = (expect(s, path, coding, 200, files)[1] or {}).get("etag") or ""
+    return any(mark in etag for mark in s.best[coding])
+
+
+def warm_best(servers, cls, files, deadline_s=300):
+    """Waits until each folio answers every compressible path of the classes
+    with its best brotli and zstd (the ETag names the level): in production
+    a big body first gets a fast level, and br 11 / zstd 19 of it replace it
+    when the background thread has made them. The peers compress on the
+    first request (lighttpd, into its cache) or not at all (sidecars)."""
+    paths = sorted({p for c in cls for p in c.get("mix") or [c["path"]] if c["status"] == 200})
+    paths = [p for p in paths if compressible(url_file(p), files)]
+    deadline = time.time() + deadline_s
+    for s in [s for s in servers if is_folio(s.name)]:
+        todo = [(p, k) for p in paths for k in ("br", "zstd")]
+        t0 = time.time()
+        while todo and time.time() < deadline:
+            todo = [(p, k) for p, k in todo if not at_best(s, p, k, files)]
+            if todo:
+                time.sleep(0.5)
+        if todo:
+            log(f"{s.name}: not at its best level after {deadline_s} s: "
+                + ", ".join(f"{p} {k}" for p, k in todo) + "; timing anyway")
+        else:
+            log(f"{s.name}: best brotli and zstd levels in place after {time.time() - t0:.1f} s")
+
+
+def check(servers, cls, files, tmp=None):
+    """Verifies every class on every server (warming the peers' caches and
+    folio's first levels), waits for folio's best levels, then verifies again
+    (the ETags of the 304 class are taken then). Stops the run on any
+    problem. tmp: unused, kept for bench/profile_folio.py."""
+    problems = verify(servers, cls, files)
+    if not problems:
+        warm_best(servers, cls, files)
+        problems = verify(servers, cls, files)
     if problems:
         die("servers disagree, not timing anything:\n  " + "\n  ".join(problems))
+
+
+def wire_targets(page):
+    """What the wire table measures: (id, label, paths, status, codings)."""
+    every = CODINGS + ("browser",)
+    return [("page", "page 308 KB", ["/"], 200, every),
+            ("big-fragment", "fragment 2.3 MB", [f"/fragments/{BIG_FRAGMENT}.html"], 200, every),
+            ("404", "404 (the article's 404.html, 312 B)", ["/no-such-page.html"], 404, ("browser",)),
+            ("page-load", f"whole page load ({len(page)} requests)", page, 200, every),
+            ("png", "PNG 323 KB", [PNG_PATH], 200, ("browser",))]
+
+
+def measure_wire(servers, page, files):
+    """Bytes on the wire per response (header block + body as received),
+    per target, coding and server, after the warm-up: {(target, coding,
+    server): {wire, header, body, sent}}, a page load summed over its
+    requests; sent is the Content-Encoding of its compressible responses.
+    Verifies each response as check() does."""
+    out, problems = {}, []
+    warm_best(servers, [dict(mix=page, status=200)], files)
+    for tid, _, paths, status, codings in wire_targets(page):
+        for k in codings:
+            for s in servers:
+                tot = dict(wire=0, header=0, body=0, sent=set())
+                for p in paths:
+                    problem, got = expect(s, p, k, status, files)
+                    if problem:
+                        problems.append(problem)
+                        continue
+                    for m in ("wire", "header", "body"):
+                        tot[m] += got[m]
+                    if compressible(answer_file(p, status), files) or len(paths) == 1:
+                        tot["sent"].add(got["sent"])
+                tot["sent"] = "+".join(sorted(tot["sent"]))
+                out[(tid, k, s.name)] = tot
+    if problems:
+        die("servers disagree on the wire pass:\n  " + "\n  ".join(problems))
+    return out
 
 
 # ---------------------------------------------------------------- load
@@ -589,20 +830,30 @@ def one_run(s, c, args, luas):
 
 
 def run_rounds(servers, cls, args, luas):
-    runs = {}  # (class, server) -> [run, ...]
+    """{(class, server): [run, ...]}, and the (class, server) pairs where wrk
+    completed no response."""
+    runs, unmeasured = {}, set()
     n = len(servers)
     for rnd in range(args.rounds):
         order = servers[rnd % n:] + servers[:rnd % n]
         for c in cls:
-            for s in order:
+            for s in [s for s in order if serves(s, c)]:
                 r = one_run(s, c, args, luas)
+                if not r["requests"]:
+                    # wrk's parser (http_parser 2) reads a body of Content-Length bytes
+                    # after a 304 that has the field (RFC 9112 6.3 says it has none), so
+                    # it completes no request there: not a measurement, left out.
+                    log(f"  round {rnd + 1}/{args.rounds} {c['id']:<18} {s.name:<10} wrk completed "
+                        "no response: not measured")
+                    unmeasured.add((c["id"], s.name))
+                    continue
                 runs.setdefault((c["id"], s.name), []).append(r)
                 log(f"  round {rnd + 1}/{args.rounds} {c['id']:<18} {s.name:<10} "
                     f"{r['cpu_us']:7.1f} µs/req {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} "
                     f"p99 {r['p99_ms']:.2f} ms  CPUs: server {r['server_cpus']:.2f} wrk {r['wrk_cpus']:.2f} "
                     f"others {r['other_cpus']:.2f}"
                     + (f"  ERRORS {r['errors']}" if r["errors"] else ""))
-    return runs
+    return runs, unmeasured
 
 
 def medians(runs):
@@ -669,6 +920,11 @@ def report(servers, cls, med, rat, mem, args, meta):
             row.append(f"**{r['rps'][0]:.2f}** ({r['rps'][1]})" if r else "—")
         w(f"| {c['label']} | " + " | ".join(row) + " |")
     w("")
+    unmeasured = [(c, n) for c, n in meta["unmeasured"] if (c, n) not in med]
+    if unmeasured:
+        w("Not measured (wrk completed no response in any round; a 304 that carries its 200's "
+          "`Content-Length`, as libmicrohttpd 0.9.75 writes it, leaves wrk's parser waiting for a "
+          "body): " + ", ".join(f"{c} on {n}" for c, n in unmeasured) + ".\n")
     w("Latency p50 / p99 (ms, wrk --latency), ratio folio p99 / best peer p99 (≤ 1 is the target):\n")
     w("| class | " + " | ".join(names) + " | " + " | ".join(f"{f} p99 / best" for f in folios) + " |")
     w("|---|" + "---:|" * (len(names) + len(folios)))
@@ -684,15 +940,70 @@ def report(servers, cls, med, rat, mem, args, meta):
     w("")
     nginx = mem.get("nginx", {}).get("hwm")
     w("Peak RSS after all rounds (VmHWM summed over the server's processes: nginx's master and "
-      "workers share pages, so it is counted more than once):\n")
-    w("| server | configuration | processes | peak RSS | / nginx |")
-    w("|---|---|---:|---:|---:|")
+      "workers share pages, so it is counted more than once; folio and lighttpd peak while they "
+      "make zstd 19 and brotli 11 of the 2.3 MB fragment) and RSS at the end:\n")
+    w("| server | configuration | processes | peak RSS | / nginx | RSS at the end |")
+    w("|---|---|---:|---:|---:|---:|")
     for s in servers:
         m = mem[s.name]
         w(f"| {s.name} | {s.label} | {m['procs']} | {m['hwm'] / 1024:.1f} MiB | "
-          + (f"{m['hwm'] / nginx:.2f}" if nginx else "—") + " |")
+          + (f"{m['hwm'] / nginx:.2f}" if nginx else "—") + f" | {m['rss'] / 1024:.1f} MiB |")
     w("")
     w("Versions: " + "; ".join(meta["versions"]) + ".")
+    return "\n".join(out)
+
+
+def timed_id(target, coding):
+    """The timed class that measures wire target target in coding, if any."""
+    ids = {("page-load", "gzip"): "page-load", ("page-load", "browser"): "page-load-browser",
+           ("png", "browser"): "png", ("404", "browser"): "404"}
+    return ids.get((target, coding), f"{target}-{coding}")
+
+
+def wire_cell(w, coding, m):
+    """One server's bytes for one coding, the coding it sent when that is not
+    the one asked for (or the browser's pick), and its CPU per request."""
+    cell = f"{w['wire']:,}"
+    if coding == "browser" or w["sent"] != coding:
+        cell = f"{w['sent']} {cell}"
+    return cell + (f" · {m['cpu_us']:.1f} µs" if m else "")
+
+
+def wire_report(servers, page, wire, med, cls):
+    """The Markdown table of bytes on the wire (server × class × coding),
+    with folio / fewest peer bytes, beside CPU per request."""
+    names = [s.name for s in servers]
+    folios = [n for n in names if is_folio(n)]
+    peers = [n for n in names if not is_folio(n)]
+    timed = {c["id"] for c in cls}
+    out = ["Bytes on the wire per response: status line and header block plus body, as the client "
+           "reads them, after the warm-up (a whole page load: its responses summed), each coding "
+           "asked for alone (`Accept-Encoding: gzip`, `br`, `zstd`), and `browser`: Chromium's "
+           f"`{BROWSER}`, with the coding each server chose. A server that does not offer a coding "
+           "sends identity (named in the cell). Beside it, where that class is timed above, the "
+           "server CPU per request. folio / fewest: folio's bytes over the fewest any peer sent "
+           "in that coding (browser: in whatever it chose); < 1 is fewer bytes than every peer.\n",
+           "| class | coding | " + " | ".join(names) + " | "
+           + " | ".join(f"{f} / fewest" for f in folios) + " |",
+           "|---|---|" + "---:|" * (len(names) + len(folios))]
+    for tid, label, _, _, codings in wire_targets(page):
+        for k in codings:
+            cid = timed_id(tid, k)
+            cells = [wire_cell(wire[(tid, k, n)], k,
+                               med.get((cid, n)) if cid in timed else None) for n in names]
+            fair = [(wire[(tid, k, p)]["wire"], p) for p in peers
+                    if k in ("browser",) or wire[(tid, k, p)]["sent"] == k]
+            for f in folios:
+                best = min(fair) if fair else None
+                cells.append(f"**{wire[(tid, k, f)]['wire'] / best[0]:.3f}** ({best[1]})"
+                             if best else "—")
+            out.append(f"| {label if k == codings[0] else ''} | {k} | " + " | ".join(cells) + " |")
+    out += ["", "Header block of the page's response (bytes: status line, fields, blank line), "
+            "per coding:\n", "| server | " + " | ".join(CODINGS + ("browser",)) + " |",
+            "|---|" + "---:|" * (len(CODINGS) + 1)]
+    for n in names:
+        out.append(f"| {n} | " + " | ".join(str(wire[("page", k, n)]["header"])
+                                            for k in CODINGS + ("browser",)) + " |")
     return "\n".join(out)
 
 
@@ -784,10 +1095,16 @@ def write_readme(text, begin=README_BEGIN, end=README_END):
 
 # ---------------------------------------------------------------- main
 
+def present(cmd):
+    """Whether a command (or a file, given by its absolute path) is there."""
+    return os.path.exists(cmd) if cmd.startswith("/") else bool(
+        shutil.which(cmd) or os.path.exists("/usr/sbin/" + cmd))
+
+
 def ensure(packages):
-    """packages: {command: Debian package}; installs the missing ones."""
-    missing = [pkg for cmd, pkg in packages.items()
-               if not shutil.which(cmd) and not os.path.exists("/usr/sbin/" + cmd)]
+    """packages: {command or absolute path: Debian package}; installs the
+    missing ones."""
+    missing = sorted({pkg for cmd, pkg in packages.items() if not present(cmd)})
     if not missing:
         return
     log("installing " + " ".join(missing))
@@ -796,7 +1113,7 @@ def ensure(packages):
         die("missing " + " ".join(missing) + "; apt-get install -y " + " ".join(missing))
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(prefix + ["apt-get", "install", "-y", "-q"] + missing, env=env)
-    if any(not shutil.which(c) and not os.path.exists("/usr/sbin/" + c) for c in packages):
+    if not all(present(c) for c in packages):
         subprocess.run(prefix + ["apt-get", "update", "-q"], check=True, env=env)
         subprocess.run(prefix + ["apt-get", "install", "-y", "-q"] + missing, check=True, env=env)
 
@@ -849,7 +1166,9 @@ def main():
     ap.add_argument("--workers", type=int, default=0,
                     help="folio --threads, nginx worker_processes, h2o num-threads (CPUs)")
     ap.add_argument("--class", dest="classes", default="",
-                    help="comma-separated subset: page-gzip,big-fragment-gzip,png,304,404,page-load")
+                    help="comma-separated subset: page-{gzip,br,zstd}, big-fragment-{gzip,br,zstd}, "
+                         "png, 304, 404, page-load, page-load-browser (every one; "
+                         "--profile: the gzip ones, png, 304, 404, page-load)")
     ap.add_argument("--servers", default="folio,nginx,lighttpd,h2o",
                     help="subset of the peers (folio = every --folio)")
     ap.add_argument("--readme", action="store_true", help="write the report into bench/README.md")
@@ -864,7 +1183,10 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args()
 
-    ensure({"wrk": "wrk", "nginx": "nginx-light", "lighttpd": "lighttpd", "h2o": "h2o", "curl": "curl"})
+    ensure({"wrk": "wrk", "nginx": "nginx-light", "lighttpd": "lighttpd", "h2o": "h2o",
+            "curl": "curl", "brotli": "brotli", "zstd": "zstd",
+            NGINX_BROTLI: "libnginx-mod-http-brotli-static",
+            "/usr/lib/lighttpd/mod_deflate.so": "lighttpd-mod-deflate"})
     folios = parse_folios(args.folio)
     workers = args.workers or os.cpu_count() or 1
     tmp = tempfile.mkdtemp(prefix="folio-article-bench-")
@@ -883,6 +1205,8 @@ def main():
             if unknown:
                 die("unknown class " + ", ".join(sorted(unknown)))
             cls = [c for c in cls if c["id"] in want]
+        elif args.profile:  # the profiles' classes as they were before brotli and zstd
+            cls = [c for c in cls if c["id"] in PROFILE_CLASSES]
         luas = {}
         for c in cls:
             luas[c["id"]] = os.path.join(tmp, c["id"] + ".lua")
@@ -908,18 +1232,21 @@ def main():
             started.append(start_h2o(static, tmp, workers))
         log(f"fixture and servers in {tmp}: " + ", ".join(f"{s.name} :{s.port}" for s in started))
         check(started, cls, files, tmp)
+        wire = measure_wire(started, page, files)
         log("all servers agree on every class; loading")
-        runs = run_rounds(started, cls, args, luas)
+        runs, unmeasured = run_rounds(started, cls, args, luas)
         med = medians(runs)
-        mem = {s.name: dict(hwm=s.memory()[0], procs=len(s.pids())) for s in started}
+        mem = {s.name: dict(zip(("hwm", "rss"), s.memory()), procs=len(s.pids())) for s in started}
         meta = machine_meta(args, load_start, folios)
         meta["load_end"] = " ".join(f"{x:.2f}" for x in hb.loadavg())
+        meta["unmeasured"] = sorted(unmeasured)
         every = [r for v in runs.values() for r in v]
         for k in ("server_cpus", "wrk_cpus", "other_cpus"):
             meta[k] = statistics.median(r[k] for r in every)
         meta["other_max"] = max(r["other_cpus"] for r in every)
         rat = ratios(med, cls, [s.name for s in started])
-        text = report(started, cls, med, rat, mem, args, meta)
+        text = report(started, cls, med, rat, mem, args, meta) + "\n\n" + wire_report(
+            started, page, wire, med, cls)
         print(text)
         if args.readme:
             write_readme(text)
@@ -929,8 +1256,8 @@ def main():
             log("wrote " + args.svg)
         if args.json:
             with open(args.json, "w") as f:
-                json.dump(dict(meta=meta, memory=mem, runs={f"{k[0]} {k[1]}": v for k, v in runs.items()}),
-                          f, indent=1)
+                json.dump(dict(meta=meta, memory=mem, wire={" ".join(k): v for k, v in wire.items()},
+                               runs={f"{k[0]} {k[1]}": v for k, v in runs.items()}), f, indent=1)
     finally:
         for s in started:
             s.stop()
