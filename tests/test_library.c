@@ -82,9 +82,8 @@ static struct MHD_Daemon *start(uint16_t *port)
     return d;
 }
 
-/* Sends len bytes of data to port and reads what comes back until the
- * daemon closes (5 s at most) into out; the bytes read. */
-static size_t exchange(uint16_t port, const char *data, size_t len, char *out, size_t size)
+/* A socket connected to port on 127.0.0.1, its reads bounded to 5 s. */
+static int connected(uint16_t port)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
@@ -92,6 +91,14 @@ static size_t exchange(uint16_t port, const char *data, size_t len, char *out, s
     struct timeval tv = {5, 0};
     setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
+    return s;
+}
+
+/* Sends len bytes of data to port and reads what comes back until the
+ * daemon closes (5 s at most) into out; the bytes read. */
+static size_t exchange(uint16_t port, const char *data, size_t len, char *out, size_t size)
+{
+    int s = connected(port);
     assert_int_equal(send(s, data, len, 0), (ssize_t)len);
     size_t got = 0;
     ssize_t n;
@@ -251,12 +258,7 @@ static enum MHD_Result on_file_request(void *cls, struct MHD_Connection *conn, c
 /* A connection to port that has asked for "/": its socket. */
 static int ask(uint16_t port)
 {
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    struct timeval tv = {5, 0};
-    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
+    int s = connected(port);
     static const char get[] = "GET / HTTP/1.1\r\nHost: h\r\n\r\n";
     assert_int_equal(send(s, get, sizeof(get) - 1, 0), (ssize_t)(sizeof(get) - 1));
     return s;
