@@ -20,6 +20,7 @@
 #include "library.h"
 #include "log.h"
 #include "precondition.h"
+#include "progress.h"
 #include "request.h"
 #include "response.h"
 
@@ -162,6 +163,9 @@ void connection_request_started(struct connection *c)
         c->waiting_since_ms = -1;
         c->used = true;
         c->head_pending = true;
+    }
+    if (queued_here != c) {
+        queued_here = NULL; /* another request's turn: that response's header is long built */
     }
 }
 
@@ -426,7 +430,10 @@ void connection_note_queued(struct MHD_Connection *conn)
 bool connection_refuse_no_room(void)
 {
     struct connection *c = queued_here;
-    if (!c || c->answered) {
+    uint64_t sent;
+    /* and none of its response went out: a header block built, the library
+     * would have been speaking of another connection (its own answers) */
+    if (!c || c->answered || c->sent_unknown || !progress_kernel_bytes(c->fd, &sent) || sent != c->sent_before) {
         return false;
     }
     answer_instead(c, 431);

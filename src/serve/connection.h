@@ -107,9 +107,10 @@ void connection_note_queued(struct MHD_Connection *conn);
  * request head left its pool no room for the response's header block: a
  * head a little under the one it refuses with 431 gets no answer at all.
  * folio answers that 431 on the socket itself and shuts its write side.
- * The connection is the one this thread last queued a response on: the
+ * The connection is the one this thread last queued a response on (the
  * library builds the header block in the same pass, right after the
- * handler returns. False when there is none. */
+ * handler returns) if none of that response has gone out. False when there
+ * is none. */
 bool connection_refuse_no_room(void);
 
 /* This thread holds share connections or more, c the newest: when one of

@@ -488,6 +488,7 @@ class RefusedRequestsAreLogged(ArticleTestCase):
         # head leaves no room for the response's header block: the library
         # closes without a word there, and folio answers 431 in its place.
         statuses = []
+        before = len(self.server.log_lines)
         for size in range(7800, 8800, 20):
             fields = b"".join(b"X-F%04d: %s\r\n" % (i, b"v" * 54) for i in range((size - 200) // 64))
             head = b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + fields
@@ -497,6 +498,8 @@ class RefusedRequestsAreLogged(ArticleTestCase):
         self.assertNotIn(None, statuses)
         self.assertEqual(set(statuses), {200, 431})
         self.assertEqual(statuses, sorted(statuses))  # served, then refused: one line between them
+        lines = self.server.wait_log(before + len(statuses), timeout=5 * SLOWDOWN)[before:]
+        self.assertEqual(sorted(json.loads(line)["status"] for line in lines), statuses)
 
     def test_a_request_that_got_no_answer_is_a_dash(self):
         record = self.line_for(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n", None)  # then silence
