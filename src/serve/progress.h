@@ -1,14 +1,14 @@
 /* progress: how much of a response really left, as the kernel counts it.
  *
  * libmicrohttpd tells the completion callback only that a response was cut,
- * not how far it got. The kernel knows: every byte written to a TCP socket
- * is either acknowledged (TCP_INFO tcpi_bytes_acked) or still queued
- * (SIOCOUTQ), so their sum is what was handed to it on that connection.
+ * not how far it got. The kernel knows: one TCP_INFO tells the new bytes
+ * sent and those not yet sent, so their sum is what was handed to it on
+ * that connection.
  * Less what went out before this response (a mark: the derived header and
  * body bytes of the connection's earlier responses, a running total kept
  * on the connection) and less this response's header block
  * (progress_head_length, derived from libmicrohttpd 0.9.75's layout) it is
- * the body bytes sent. Only a cut pays, two syscalls; a response that
+ * the body bytes sent. Only a cut pays, one syscall; a response that
  * completes logs its size as before. Where a response's bytes cannot be
  * derived (an interim 100 Continue went before it, a chunked event stream)
  * later marks on that connection ask the kernel at queue time, for bodies
@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 /* Bodies this large get a mark from the kernel at queue time where the
- * running total is unknown (two syscalls are noise beside sending them),
+ * running total is unknown (a syscall is noise beside sending them),
  * and are held to --send-rate by the bytes acknowledged. A smaller body cut
  * on such a connection logs 0 bytes (still marked incomplete). */
 #define PROGRESS_MARK_MIN ((uint64_t)64 * 1024)
