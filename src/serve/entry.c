@@ -577,6 +577,7 @@ static bool settle(struct entry_rep *rep)
     }
     if (rep->body->fd >= 0) {
         rep->fd = fcntl(rep->body->fd, F_DUPFD_CLOEXEC, 0);
+        rep->sealed = true; /* body_create sealed it against shrinking */
         body_unref(rep->body);
         rep->body = NULL;
         return rep->fd >= 0;

@@ -74,6 +74,8 @@ struct entry_rep {
     uint64_t saved;       /* coded: identity bytes minus these (health's bytes saved) */
     struct body *body; /* in memory, one reference owned; NULL: send fd */
     int fd;            /* owned, -1 when body holds the bytes */
+    bool sealed;       /* fd is a sealed memfd of ours (a coded body): it can
+                        * neither shrink nor be deleted, so nothing watches it */
     uint64_t size;
     time_t mtime; /* Last-Modified */
     char etag[80];

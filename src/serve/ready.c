@@ -46,6 +46,8 @@ struct ready {
     char etag[80];
     atomic_uint *fds; /* the pool's count of descriptors held, when this holds some */
     int fd;           /* one of them (full[0]'s, which owns it), for the sweep's fstat; else -1 */
+    bool sealed;      /* fd is a sealed memfd (entry_rep.sealed): never truncated, never
+                       * linked (its st_nlink is 0), so neither watched nor swept as gone */
     enum encoding coding; /* and bytes saved against identity, counted per 200 (savings.h) */
     uint64_t saved;
     const char *sidecar;       /* made from the sidecar rel + this suffix, else NULL */
@@ -116,7 +118,7 @@ static void answer(struct body *b, unsigned status, struct ready_answer *out)
         .status = status,
         .size = r->size,
         .head = status == 304 ? r->not_modified_head : r->full_head,
-        .fd = status == 304 ? -1 : r->fd, /* a dup's file is full[0]'s */
+        .fd = status == 304 || r->sealed ? -1 : r->fd, /* a dup's file is full[0]'s */
     };
 }
 
@@ -236,7 +238,7 @@ static struct body *ready_create(struct ready_pool *p, struct entry_rep *rep, un
     bool made = false;
     if (r) {
         *r = (struct ready){.size = rep->size, .mtime = rep->mtime, .fds = holds_fd ? &p->fds : NULL,
-                            .fd = holds_fd ? rep->fd : -1};
+                            .fd = holds_fd ? rep->fd : -1, .sealed = rep->sealed};
         memcpy(r->etag, rep->etag, sizeof(r->etag));
         r->not_modified = response_not_modified(rep->size);
         made = r->not_modified && make_senders(r, rep, n);
@@ -344,13 +346,15 @@ void ready_answer_release(struct ready_answer *a)
 
 /* A ready entry holding descriptors goes when unused since the last idle
  * mark, or at once when its file is gone (no link left to it): a held
- * descriptor of a deleted file keeps its blocks on disk. */
+ * descriptor of a deleted file keeps its blocks on disk. A sealed memfd has
+ * no link from birth; judged by it, every coded body's entry was dropped and
+ * rebuilt each second. */
 static bool ready_stale(const struct body *b, bool idle, void *unused)
 {
     (void)unused;
     const struct ready *r = b->on_free == ready_free ? b->attached : NULL;
     struct stat st;
-    return r && r->fd >= 0 && (idle || fstat(r->fd, &st) != 0 || st.st_nlink == 0);
+    return r && r->fd >= 0 && (idle || (!r->sealed && (fstat(r->fd, &st) != 0 || st.st_nlink == 0)));
 }
 
 struct ready_sweeper {

@@ -57,7 +57,8 @@ struct ready_answer {
     unsigned status;
     uint64_t size;
     struct progress_head head; /* resp's header block, measured when it was made */
-    int fd; /* the file resp sends from (not ours; open while holder is), or -1 */
+    int fd; /* the file resp sends from, to watch for truncation (not ours; open while
+            * holder is); -1 for a 304 or a sealed memfd, which cannot shrink */
 };
 
 /* The answer for a whole request of rel beneath route from a client with

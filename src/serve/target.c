@@ -132,7 +132,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct exchange *
     }
     uint64_t len = status == 206 ? last - first + 1 : status == 200 ? rep.size : 0;
     savings_count(status == 200 ? rep.coding : ENCODING_IDENTITY, rep.saved);
-    int file_fd = status == 304 || rep.body ? -1 : rep.fd; /* resp's once made */
+    int file_fd = status == 304 || rep.body || rep.sealed ? -1 : rep.fd; /* resp's once made */
     struct MHD_Response *resp = status == 304 ? response_not_modified(rep.size)
                                               : response_from_rep(&rep, first, len);
     if (resp) {

@@ -13,7 +13,7 @@ import tempfile
 import time
 import unittest
 
-from folio import FOLIO, Server, WRAPPER, main, make_article, write
+from folio import FOLIO, Server, WRAPPER, main, make_article, preloaded, write
 
 
 def open_fds(pid):
@@ -399,6 +399,39 @@ class HeldDescriptors(FaultCase):
             self.assertEqual(self.await_none(srv.proc.pid, "/assets/held/", 5), [])
             body = bytes([1]) * (2 << 20)
             self.assertEqual(srv.get("/assets/held/1.bin").body, body)  # made again when asked
+
+    def coded_text(self):
+        """A text file whose gzip body (about 150 KB) lives in a sealed memfd."""
+        rng = random.Random(19)
+        words = ["shard%d" % rng.randint(0, 99999) for _ in range(60000)]
+        write(os.path.join(self.root, "assets/held/t.txt"), " ".join(words))
+        return "/assets/held/t.txt"
+
+    def test_a_coded_body_is_neither_swept_nor_watched(self):
+        """A coded body is folio's own sealed memfd: it has no link from birth
+        (st_nlink 0) and cannot shrink. Before, the sweep took it for a deleted
+        file and dropped its ready entry every second (rebuilt on the next
+        request), and each response of 64 KiB or more dup'd it for the
+        truncation watch."""
+        path = self.coded_text()
+        env = preloaded("FOLIO_SNDBUF_SHIM", sndbuf=4096)
+        with Server(self.root, "--production", "--quiet", "--threads", "1", env=env) as srv:
+            r = srv.get(path, Accept_Encoding="gzip")
+            self.assertEqual(r.headers.get("Content-Encoding"), "gzip")
+            self.assertGreater(len(r.body), 64 << 10)
+            held = len(self.held(srv.proc.pid, "/memfd:folio-body"))
+            self.assertGreaterEqual(held, 2)  # the cache's body and the ready entry's dup
+            deadline = time.time() + 2.5  # past two sweeps (one a second)
+            while time.time() < deadline:
+                self.assertEqual(len(self.held(srv.proc.pid, "/memfd:folio-body")), held)
+                time.sleep(0.05)
+            with socket.socket() as s:  # a response left mid-way: still no dup of it
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.connect(("127.0.0.1", srv.port))
+                s.sendall(("GET %s HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n"
+                           % path).encode())
+                self.assertIn(b"200 OK", s.recv(1024))
+                self.assertEqual(len(self.held(srv.proc.pid, "/memfd:folio-body")), held)
 
 
 if __name__ == "__main__":
