@@ -89,7 +89,7 @@ unsigned exchange_admit(struct MHD_Connection *conn, struct exchange *ex, const 
     struct request_target t;
     unsigned refused = admission_finish(&a, &head, &t);
     ex->interim = a.expect;
-    if (!refused && t.form == REQUEST_FORM_ABSOLUTE) {
+    if (!refused && (t.form == REQUEST_FORM_ABSOLUTE || t.fragment)) { /* the log keeps what came */
         ex->sent_target = strdup(ex->target);
         admission_origin_form(ex->target, &t);
     }

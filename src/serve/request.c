@@ -178,7 +178,7 @@ static bool target_bytes_valid(const char *raw, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)raw[i];
-        if (c <= 0x20 || c == 0x7f || c == '#') { /* '#': a fragment is never sent (RFC 9112 3.2) */
+        if (c <= 0x20 || c == 0x7f) {
             return false;
         }
     }
@@ -200,7 +200,13 @@ static size_t scheme_length(const char *raw, size_t len)
 bool request_target_parse(const char *raw, size_t len, struct request_target *out)
 {
     *out = (struct request_target){.form = REQUEST_FORM_ORIGIN, .path = "", .authority = ""};
-    if (len == 0 || !target_bytes_valid(raw, len)) {
+    if (!target_bytes_valid(raw, len)) {
+        return false;
+    }
+    const char *hash = memchr(raw, '#', len);
+    out->fragment = hash != NULL;
+    len = hash ? (size_t)(hash - raw) : len; /* a fragment is no part of a target: dropped */
+    if (len == 0) {
         return false;
     }
     if (raw[0] == '/') {

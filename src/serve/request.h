@@ -25,12 +25,15 @@ struct request_target {
     size_t path_len;
     const char *authority; /* absolute and authority form: "host[:port]" */
     size_t authority_len;
+    bool fragment;         /* a "#..." followed, which path does not hold */
 };
 
 /* Splits a request-target of len bytes into its form, path and authority.
  * False (a 400) when it is none of the four forms, or holds a byte a target
  * cannot carry: NUL, a control, a space, DEL (RFC 9112 3: a server SHOULD
- * NOT autocorrect; nginx refuses these too). An absolute form must use the
+ * NOT autocorrect; nginx refuses these too). A fragment ("#..."), which a
+ * client should never send (RFC 9112 3.2), is dropped, not refused: nginx
+ * and lighttpd serve "/a#f" as "/a" and so does every browser's own view. An absolute form must use the
  * http or https scheme and carry no userinfo; its authority is checked like
  * Host. Bytes above 0x7F are let through (nginx does), as are '%' escapes,
  * which resolve.c decodes. */

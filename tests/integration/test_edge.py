@@ -76,7 +76,8 @@ class RequestLine(ArticleTestCase):
         self.assertEqual(self.status(request(b"HTTPS://[::1]:8443/")), 200)
         # An empty path is "/" (RFC 9112 3.2.2, RFC 9110 4.2.3; issue 19).
         home = self.server.raw(request(b"/?args")).split(b"\r\n\r\n", 1)[1]
-        for target in (b"http://localhost?args", b"http://localhost:%d?args" % self.server.port):
+        for target in (b"http://localhost?args", b"http://localhost:%d?args" % self.server.port,
+                       b"http://localhost:%d?args#frag" % self.server.port):
             resp = self.server.raw(request(target))
             self.assertEqual(status_of(resp), 200, (target, resp[:200]))
             self.assertEqual(resp.split(b"\r\n\r\n", 1)[1], home, target)
@@ -87,6 +88,19 @@ class RequestLine(ArticleTestCase):
         self.assertTrue(any('"GET http://localhost/tiny.css HTTP/1.1" 200' in line
                             for line in self.server.wait_log(3)), self.server.log_lines[-3:])
 
+    def test_a_fragment_is_dropped_as_nginx_and_lighttpd_drop_it(self):
+        # A client should never send one (RFC 9112 3.2); one that does means
+        # the address before it. The log keeps the target as it came.
+        css = self.file("www/tiny.css")
+        for target in (b"/tiny.css#frag", b"/tiny.css?v=2#f/../../etc?x", b"http://localhost/tiny.css#top"):
+            resp = self.server.raw(request(target))
+            self.assertEqual(status_of(resp), 200, (target, resp[:200]))
+            self.assertEqual(resp.split(b"\r\n\r\n", 1)[1], css, target)
+        self.assertEqual(self.status(request(b"/nope.css#tiny.css")), 404)
+        self.assertEqual(self.status(request(b"#frag")), 400)
+        self.assertTrue(any('"GET /tiny.css?v=2#f/../../etc?x HTTP/1.1" 200' in line
+                            for line in self.server.wait_log(5)), self.server.log_lines[-5:])
+
     def test_a_nul_in_the_target_is_400_never_the_prefix(self):
         for target in (b"/tiny.css\x00.junk", b"/..\x00", b"/\x00", b"/tiny.css\x00"):
             resp = self.server.raw(request(target))
@@ -94,7 +108,7 @@ class RequestLine(ArticleTestCase):
             self.assertNotIn(self.file("www/tiny.css"), resp.split(b"\r\n\r\n", 1)[-1])
 
     def test_spaces_and_controls_in_the_target_are_400(self):
-        for target in (b"/ti ny.css", b"/\x02", b"/a\tb", b"/\x7f", b"/tiny.css#frag", b"/\x1b[31m"):
+        for target in (b"/ti ny.css", b"/\x02", b"/a\tb", b"/\x7f", b"/tiny.css#a b", b"/\x1b[31m"):
             self.assertEqual(self.status(request(target)), 400, target)
         self.assertEqual(self.status(b"GET /tiny.css  HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"), 400)
 
