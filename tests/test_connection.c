@@ -140,14 +140,13 @@ static void test_room_goes_to_the_oldest_head(void **state)
     busy->head_since_ms = -1; /* its handler runs: being answered */
     old->head_since_ms = 100;
     young->head_since_ms = 200;
-    assert_false(connection_make_room(c, 5)); /* under the share */
-    assert_false(connection_make_room(c, 0));
-    assert_true(connection_make_room(c, 4));
+    assert_false(connection_make_room(c, false)); /* under the limit */
+    assert_true(connection_make_room(c, true));
     assert_true(old->evicted);
     assert_false(young->evicted || busy->evicted || c->evicted);
-    assert_true(connection_make_room(c, 4)); /* the next oldest */
+    assert_true(connection_make_room(c, true)); /* the next oldest */
     assert_true(young->evicted);
-    assert_false(connection_make_room(c, 4)); /* nothing left to close */
+    assert_false(connection_make_room(c, true)); /* nothing left to close */
     connection_request_done(young, true); /* a new wait: no longer the evicted one */
     assert_false(young->evicted);
     connection_close(w, busy);

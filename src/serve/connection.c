@@ -39,7 +39,6 @@ static _Thread_local struct {
 
 /* The open connections of this thread, newest first, and how many. */
 static _Thread_local struct connection *open_here;
-static _Thread_local unsigned open_count;
 /* The one this thread last queued a response on (connection_refuse_no_room). */
 static _Thread_local struct connection *queued_here;
 
@@ -113,7 +112,6 @@ struct connection *connection_open(struct deadline_watch *w, int fd, int64_t hea
         open_here->prev = c;
     }
     open_here = c;
-    open_count++;
     return c;
 }
 
@@ -129,16 +127,15 @@ static void unlist(struct connection *c)
         c->next->prev = c->prev;
     }
     c->prev = c->next = NULL;
-    open_count--;
     if (queued_here == c) {
         queued_here = NULL;
     }
 }
 
 /* See connection.h: the oldest head wins, on this thread's list only. */
-bool connection_make_room(const struct connection *c, unsigned share)
+bool connection_make_room(const struct connection *c, bool at_cap)
 {
-    if (open_count < share || share == 0) {
+    if (!at_cap) {
         return false;
     }
     struct connection *oldest = NULL;
@@ -276,9 +273,7 @@ void connection_daemon_init(struct connection_daemon *d, struct deadline_watch *
     d->settings = settings;
     d->header_timeout = boot->header_timeout;
     d->timeout = boot->timeout;
-    /* libmicrohttpd 0.9.75's split (daemon.c): limit / threads each, the
-     * first few one more; room is made at the smaller share. */
-    d->share = boot->connection_limit / (boot->threads > 1 ? boot->threads : 1);
+    d->acceptor = NULL; /* http.c's, once it listens */
     d->start_error[0] = '\0';
     pthread_mutex_init(&d->start_lock, NULL);
     d->starting = true;
@@ -477,11 +472,12 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
                              : NULL;
         if (*socket_context) {
             ((struct connection *)*socket_context)->conn = conn;
-            connection_make_room(*socket_context, d->share);
+            connection_make_room(*socket_context, acceptor_at_cap(d->acceptor));
             connection_refuse_nul_line(*socket_context);
         }
         return;
     }
+    acceptor_closed(d->acceptor); /* a slot for the next */
     struct connection *c = *socket_context;
     *socket_context = NULL;
     bool dropped = c && (c->evicted || deadline_was_expired(c->deadline));

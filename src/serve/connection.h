@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "acceptor.h"
 #include "deadline.h"
 
 struct config;
@@ -113,17 +114,15 @@ void connection_note_queued(struct MHD_Connection *conn);
  * is none. */
 bool connection_refuse_no_room(void);
 
-/* This thread holds share connections or more, c the newest: when one of
- * the others is still waiting for its request head (a line, or the rest of
- * the fields; a kept-alive connection waits too), shuts down the one that
- * has waited longest, so a client that sends its request at once always
- * finds a slot however many slow ones hold the rest (a slowloris). Its
- * socket is shut as the deadline watcher's are: libmicrohttpd sees the end
- * on its next read and closes it. libmicrohttpd 0.9.75 splits its
- * connection limit evenly among its worker threads and each stops
- * accepting at its share, so a thread that makes room at its share never
- * locks a client out. False when nothing was closed. */
-bool connection_make_room(const struct connection *c, unsigned share);
+/* The daemon holds its limit (at_cap: acceptor_at_cap), c the newest: when
+ * one of this thread's others is still waiting for its request head (a
+ * line, or the rest of the fields; a kept-alive connection waits too),
+ * shuts down the one that has waited longest, so a client that sends its
+ * request at once always finds a slot however many slow ones hold the rest
+ * (a slowloris). Its socket is shut as the deadline watcher's are:
+ * libmicrohttpd sees the end on its next read and closes it, and its close
+ * lets the acceptor take the next. False when nothing was closed. */
+bool connection_make_room(const struct connection *c, bool at_cap);
 
 /* True when the n bytes a new connection sent first start a request line
  * with a NUL (after the empty lines RFC 9112 2.2 lets a server skip):
@@ -180,7 +179,7 @@ struct connection_daemon {
     struct deadline_watch *deadlines; /* slow clients: see deadline.h */
     struct settings *settings;        /* quiet and the log's: the snapshot current when a line is written */
     unsigned header_timeout, timeout; /* s: start-up settings, fixed for the daemon's life */
-    unsigned share;                   /* connections a worker thread holds at most (connection_make_room) */
+    struct acceptor *acceptor;        /* holds the connection limit (acceptor.h); set before the daemon starts */
     pthread_mutex_t start_lock;       /* guards the two below */
     bool starting;                    /* MHD's messages are kept only while it starts */
     char start_error[256];
@@ -231,7 +230,8 @@ bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool la
 
 /* MHD_OPTION_NOTIFY_CONNECTION (cls: a connection_daemon). A connection
  * opens: it gets its record and header deadline, and room is made for it
- * at the thread's share (connection_make_room). It closes: a request line
+ * at the limit (connection_make_room). It closes: the acceptor may take the
+ * next (acceptor_closed); a request line
  * libmicrohttpd dropped is answered here; that, a refusal of a line it
  * could not read (414, a bad version), or a deadline that ended it before
  * its request line was whole had no request of ours, so each is logged. */

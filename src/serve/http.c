@@ -1,5 +1,7 @@
 #include "http.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -9,7 +11,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "acceptor.h"
 #include "admission.h"
 #include "best.h"
 #include "base/config.h"
@@ -28,6 +32,7 @@
 
 struct http_server {
     struct MHD_Daemon *daemon;
+    struct acceptor *acceptor;       /* accepts for the daemon's workers (acceptor.h) */
     struct http_context ctx;
     struct exchange_server shared;   /* what every request reads (exchange.h) */
     struct connection_daemon conns;  /* the connection and logger callbacks' (connection.h) */
@@ -255,31 +260,31 @@ static void share(struct http_server *s, const struct http_context *ctx)
     }
 }
 
-/* IPv6 for an IPv6 address; both families for "::", as nginx's
- * `listen [::]:80 ipv6only=off`, so one setting serves a dual-stack and an
- * IPv6-only cluster alike (and the banner's 127.0.0.1 answers). */
-static unsigned address_family_flags(const struct sockaddr_storage *addr)
-{
-    if (addr->ss_family != AF_INET6) {
-        return 0;
-    }
-    const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)(const void *)addr;
-    return IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
-}
-
-/* Starts libmicrohttpd on addr as c says; NULL with its last word in
- * s->conns.start_error when it will not. */
+/* Starts libmicrohttpd as c says, fed by an acceptor on addr (kept in
+ * s->acceptor and s->conns); NULL with the reason in err when it will not
+ * (the listening socket's, or the library's last word). */
 static struct MHD_Daemon *start_daemon(struct http_server *s, const struct config *c,
-                                       struct sockaddr_storage *addr)
+                                       const struct sockaddr_storage *addr, char *err, size_t err_size)
 {
-    /* MHD_USE_TURBO: see connection.h (what it changes, and why folio wants it). */
+    int listen_fd = acceptor_listen(addr);
+    s->acceptor = listen_fd >= 0 ? acceptor_create(listen_fd, (unsigned)c->connection_limit) : NULL;
+    if (!s->acceptor) {
+        snprintf(err, err_size, "cannot listen on %s port %u: %s", c->host, c->port, strerror(errno));
+        return NULL;
+    }
+    s->conns.acceptor = s->acceptor;
+    /* MHD_USE_TURBO: see connection.h (what it changes, and why folio wants it).
+     * The limit is the acceptor's: libmicrohttpd's own, split among its
+     * workers, must never bind. Each worker is given twice the whole limit:
+     * a closed connection leaves its count only when cleaned up, after the
+     * close is notified and the acceptor has handed its slot on. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_ERROR_LOG | address_family_flags(addr);
-    struct MHD_Daemon *d = MHD_start_daemon( /* the port asked for, so MHD's bind error names it */
-        flags, (uint16_t)c->port, accept_unless_quiesced, s, handle_request, s,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)addr,
+                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
+    unsigned long unbound = 2ul * (unsigned long)c->connection_limit * (c->threads > 1 ? c->threads : 1);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, 0, accept_unless_quiesced, s, handle_request, s,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->connection_limit,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(unbound < UINT_MAX ? unbound : UINT_MAX),
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->per_ip_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->header_limit,
@@ -289,6 +294,16 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
         MHD_OPTION_EXTERNAL_LOGGER, connection_on_mhd_message, &s->conns,
         MHD_OPTION_END);
     connection_daemon_started(&s->conns);
+    if (!d || !acceptor_start(s->acceptor, d)) {
+        snprintf(err, err_size, "cannot listen on %s port %u: %s", c->host, c->port,
+                 s->conns.start_error[0] ? s->conns.start_error : "libmicrohttpd refused to start");
+        if (d) {
+            MHD_stop_daemon(d);
+        }
+        acceptor_free(s->acceptor);
+        s->acceptor = s->conns.acceptor = NULL;
+        return NULL;
+    }
     return d;
 }
 
@@ -329,10 +344,8 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
     }
     share(s, ctx);
     connection_daemon_init(&s->conns, deadlines, ctx->settings, c);
-    s->daemon = start_daemon(s, c, &addr);
+    s->daemon = start_daemon(s, c, &addr, err, err_size);
     if (!s->daemon) {
-        snprintf(err, err_size, "cannot listen on %s port %u: %s", c->host, c->port,
-                 s->conns.start_error[0] ? s->conns.start_error : "libmicrohttpd refused to start");
         size_t n = strlen(err);
         while (n && (err[n - 1] == '\n' || err[n - 1] == '.')) {
             err[--n] = '\0';
@@ -350,8 +363,7 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
 /* See http.h: the port bound. */
 unsigned http_server_port(const struct http_server *s)
 {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info ? info->port : 0;
+    return acceptor_port(s->acceptor);
 }
 
 /* See http.h: no new connections. Not MHD_quiesce_daemon: with a thread
@@ -381,7 +393,9 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     if (atomic_load(&s->in_flight) > 0) {
         deadline_expire_all(s->conns.deadlines); /* the grace is over: what is left is reset now */
     }
+    acceptor_stop(s->acceptor); /* it adds to the daemon: first */
     MHD_stop_daemon(s->daemon);
+    acceptor_free(s->acceptor); /* the daemon's closes count down in it: after */
     ready_sweeper_stop(s->sweeper);
     best_stop(s->shared.entries.best); /* its jobs hold cache bodies: before the clear */
     deadline_watch_stop(s->conns.deadlines);

@@ -14,8 +14,9 @@
  *     shut, when the close of a line it could not parse is notified
  *     (connection.h), so folio can answer the 400 itself;
  *   - every Connection line counts for keep-alive (connection_kept_alive);
- *   - the connection limit is split evenly among worker threads, each of
- *     which stops accepting at its share (connection_make_room).
+ *   - MHD_add_connection gives a socket to the worker its descriptor's
+ *     number picks (the next with room), and every connection a worker
+ *     takes is notified closed once (acceptor.h: the spread and the count).
  * A library of another version is started with a warning, not refused: a
  * distribution's patched build keeps the version string, and one that does
  * differ may well behave the same; what matters is that someone looks.

@@ -4,6 +4,7 @@ pipe does can wedge it. Each class is one item of issue 7."""
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -34,6 +35,13 @@ def until_close(port, data, timeout=10):
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(data)
         return read_until_close(s)
+
+
+def cpu_ticks(pid):
+    """utime + stime of every thread of pid, in clock ticks."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
 
 
 def read_until_close(s):
@@ -427,6 +435,74 @@ class Redirects(ArticleTestCase):
             self.server.raw(request(b"/" * n + b"missing.html", headers=b"Host: t\r\nSec-Fetch-Dest: document\r\n"))
         self.assertEqual(before.split(b'"cache_bytes":')[1].split(b",")[0],
                          self.server.get("/__folio/health").body.split(b'"cache_bytes":')[1].split(b",")[0])
+
+
+class Workers(unittest.TestCase):
+    """Connections opened in a burst are spread over the worker threads.
+    libmicrohttpd 0.9.75's workers each accept from the listening socket, ten
+    a turn, so a burst went to the one that woke first and stayed there for
+    its keep-alive life (32 from wrk: 93 % of the CPU on one of two workers);
+    folio accepts in one thread and hands them out in turn (acceptor.h)."""
+
+    def connections_per_worker(self, pid):
+        """For each epoll set of pid (one a worker), how many sockets it holds."""
+        sockets = {fd for fd in os.listdir("/proc/%d/fd" % pid)
+                   if os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith("socket:")}
+        counts = []
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[eventpoll]":
+                with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                    counts.append(sum(1 for m in re.finditer(r"^tfd:\s+(\d+)", f.read(), re.M)
+                                      if m.group(1) in sockets))
+        return counts
+
+    def test_a_burst_of_connections_is_spread_over_the_workers(self):
+        tmp = tempfile.mkdtemp(prefix="folio-edge-")
+        try:
+            root = make_article(os.path.join(tmp, "article"))
+            with Server(root, "--production", "--quiet", "--threads", "4") as srv:
+                clients = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(32)]
+                try:
+                    for c in clients:
+                        c.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n")
+                    for c in clients:  # every one answered, so every one is in a worker's set
+                        self.assertTrue(c.recv(1024).startswith(b"HTTP/1.1 200 OK"))
+                    counts = self.connections_per_worker(srv.proc.pid)
+                    self.assertEqual(sum(counts), 32, counts)
+                    self.assertEqual(len([n for n in counts if n > 0]), 4, counts)
+                    self.assertGreaterEqual(min(n for n in counts if n > 0), 6, counts)
+                finally:
+                    for c in clients:
+                        c.close()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_out_of_descriptors_the_accept_waits_and_recovers(self):
+        """EMFILE on accept: said once, the connections wait in the backlog
+        (no busy loop), and are served once descriptors are free again."""
+        tmp = tempfile.mkdtemp(prefix="folio-edge-")
+        try:
+            root = make_article(os.path.join(tmp, "article"))
+            with Server(root, "--production", "--quiet", "--threads", "2") as srv:
+                self.assertEqual(srv.get("/tiny.css").status, 200)
+                fds = len(os.listdir("/proc/%d/fd" % srv.proc.pid))
+                hard = resource.prlimit(srv.proc.pid, resource.RLIMIT_NOFILE)[1]
+                resource.prlimit(srv.proc.pid, resource.RLIMIT_NOFILE, (fds + 4, hard))
+                clients = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(12)]
+                deadline = time.time() + 5 * SLOWDOWN
+                while "Too many open files" not in srv.stderr_text and time.time() < deadline:
+                    time.sleep(0.05)
+                self.assertIn("folio: accept: Too many open files", srv.stderr_text)
+                ticks = cpu_ticks(srv.proc.pid)
+                time.sleep(0.5)
+                self.assertLess(cpu_ticks(srv.proc.pid) - ticks, 10)  # waiting, not spinning
+                for c in clients:
+                    c.close()
+                resource.prlimit(srv.proc.pid, resource.RLIMIT_NOFILE, (fds + 64, hard))
+                self.assertEqual(srv.get("/tiny.css").status, 200)
+                self.assertEqual(srv.stderr_text.count("folio: accept:"), 1, srv.stderr_text)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 class StalledLog(unittest.TestCase):
