@@ -18,6 +18,8 @@ static void test_dropped_line_only_when_nothing_else_explains_it(void **state)
     assert_true(connection_dropped_line(&waiting, 10500, 2, open, false));
     assert_true(connection_dropped_line(&waiting, 99999, 0, open, false)); /* no idle timeout */
     assert_false(connection_dropped_line(&waiting, 12000, 2, open, false)); /* the idle timeout */
+    assert_false(connection_dropped_line(&waiting, 11800, 2, open, false)); /* its clock started a moment before ours */
+    assert_true(connection_dropped_line(&waiting, 11700, 2, open, false));
     assert_false(connection_dropped_line(&waiting, 10500, 2, gone, false)); /* FIN, reset, shutdown */
     assert_false(connection_dropped_line(&waiting, 10500, 2, open, true)); /* our deadline */
     assert_false(connection_dropped_line(&busy, 10500, 2, open, false)); /* a request was on */
