@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "acceptor.h"
 #include "admission.h"
