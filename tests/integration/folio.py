@@ -125,6 +125,13 @@ def preloaded(shim_variable, **settings):
     return env
 
 
+def cpu_ticks(pid):
+    """utime + stime of every thread of pid, in clock ticks."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
 def die_with_parent():
     """In the child before exec: SIGTERM when the test process dies, even by
     SIGKILL, so no folio outlives its test (PR_SET_PDEATHSIG = 1)."""

@@ -13,8 +13,8 @@ import tempfile
 import time
 import unittest
 
-from folio import (FOLIO, SLOWDOWN, WRAPPER, ArticleTestCase, EventStream, Server, die_with_parent, main,
-                   make_article, status_of, write)
+from folio import (FOLIO, SLOWDOWN, WRAPPER, ArticleTestCase, EventStream, Server, cpu_ticks, die_with_parent,
+                   main, make_article, status_of, write)
 
 
 def request(target=b"/tiny.css", method=b"GET", headers=b"Host: t\r\n", version=b"HTTP/1.1", body=b""):
@@ -35,13 +35,6 @@ def until_close(port, data, timeout=10):
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(data)
         return read_until_close(s)
-
-
-def cpu_ticks(pid):
-    """utime + stime of every thread of pid, in clock ticks."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def read_until_close(s):

@@ -13,18 +13,11 @@ import tempfile
 import time
 import unittest
 
-from folio import FOLIO, Server, WRAPPER, main, make_article, preloaded, write
+from folio import FOLIO, Server, WRAPPER, cpu_ticks, main, make_article, preloaded, write
 
 
 def open_fds(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
-
-
-def cpu_ticks(pid):
-    """utime + stime of every thread of pid, in clock ticks."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def rss_kib(pid):
