@@ -221,7 +221,7 @@ class Server:
     # HTTP over http.client: one connection per call unless one is passed.
     def request(self, method, path, headers=None, conn=None):
         own = conn is None
-        conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=10 * SLOWDOWN)
         conn.request(method, path, headers=headers or {})
         resp = conn.getresponse()
         body = resp.read()
