@@ -204,20 +204,53 @@ size_t log_format_line(enum log_format format, const struct log_record *r, char 
 
 /* The access log leaves through one writer thread, so a reader that stops
  * reading (a full pipe) stalls that thread alone, never a worker: workers
- * append to a bounded ring and, when it is full, drop the line and count it. */
+ * append to a bounded ring and, when it is full, drop the line and count it.
+ *
+ * The writer gathers: woken by the first line into an empty ring, it lets
+ * lines collect for LOG_GATHER_MS (or until a quarter of the ring is full, or
+ * a flush waits) and writes them in one go. Waking it and writing for every
+ * line cost 7-12 us a request at 30-60k requests/s (2.2 futex calls and 0.8
+ * writes a request, strace); nginx's `access_log ... buffer= flush=` is the
+ * same trade, off by default there. A line is on stdout within about 20 ms. */
 #define RING_BYTES (1u << 20)
+#define LOG_GATHER_MS 20
+#define RING_EARLY_BYTES (RING_BYTES / 4)
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t changed;
+    pthread_cond_t changed; /* the ring emptied or a write ended: for log_flush */
+    pthread_cond_t wake;    /* for the writer: CLOCK_MONOTONIC, set up in start_writer */
     char data[RING_BYTES];
     size_t head, len;       /* the bytes not yet written: [head, head + len) mod RING_BYTES */
+    bool idle;              /* the writer waits for a first line: a worker must wake it */
     bool writing;           /* the writer holds a chunk it has not written yet */
+    unsigned flushers;      /* log_flush calls waiting: the writer gathers no longer */
     uint64_t dropped, reported;
 } ring = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
 static pthread_once_t writer_once = PTHREAD_ONCE_INIT;
 static atomic_uint_fast64_t dropped_total;
+
+/* Under ring.lock: waits for a line, then lets lines gather for LOG_GATHER_MS
+ * unless the ring is a quarter full or a flush waits. */
+static void gather_lines(void)
+{
+    while (ring.len == 0) {
+        ring.idle = true;
+        pthread_cond_wait(&ring.wake, &ring.lock);
+    }
+    ring.idle = false;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += LOG_GATHER_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (ring.len < RING_EARLY_BYTES && ring.flushers == 0 &&
+           pthread_cond_timedwait(&ring.wake, &ring.lock, &until) == 0) {
+    }
+}
 
 /* The writer thread: takes what the ring holds, writes it to stdout outside
  * the lock (blocking there is its job), for as long as the process lives. */
@@ -227,30 +260,30 @@ static void *writer_main(void *unused)
     static char chunk[64 << 10];
     pthread_mutex_lock(&ring.lock);
     for (;;) {
-        while (ring.len == 0) {
-            pthread_cond_wait(&ring.changed, &ring.lock);
+        pthread_cond_broadcast(&ring.changed); /* empty, nothing held: a flush may return */
+        gather_lines();
+        while (ring.len > 0) {
+            size_t n = ring.len < sizeof(chunk) ? ring.len : sizeof(chunk);
+            size_t first = n < RING_BYTES - ring.head ? n : RING_BYTES - ring.head;
+            memcpy(chunk, ring.data + ring.head, first);
+            memcpy(chunk + first, ring.data, n - first);
+            ring.head = (ring.head + n) % RING_BYTES;
+            ring.len -= n;
+            ring.writing = true;
+            uint64_t dropped = ring.dropped - ring.reported;
+            ring.reported = ring.dropped;
+            pthread_mutex_unlock(&ring.lock);
+            io_write_all(STDOUT_FILENO, chunk, n); /* a closed log never stops the server */
+            if (dropped > 0) {
+                char note[96];
+                int k = snprintf(note, sizeof(note),
+                                 "folio: access log fell behind: %llu lines dropped\n",
+                                 (unsigned long long)dropped);
+                io_write_all(STDERR_FILENO, note, (size_t)k);
+            }
+            pthread_mutex_lock(&ring.lock);
+            ring.writing = false;
         }
-        size_t n = ring.len < sizeof(chunk) ? ring.len : sizeof(chunk);
-        size_t first = n < RING_BYTES - ring.head ? n : RING_BYTES - ring.head;
-        memcpy(chunk, ring.data + ring.head, first);
-        memcpy(chunk + first, ring.data, n - first);
-        ring.head = (ring.head + n) % RING_BYTES;
-        ring.len -= n;
-        ring.writing = true;
-        uint64_t dropped = ring.dropped - ring.reported;
-        ring.reported = ring.dropped;
-        pthread_mutex_unlock(&ring.lock);
-        io_write_all(STDOUT_FILENO, chunk, n); /* a closed log never stops the server */
-        if (dropped > 0) {
-            char note[96];
-            int k = snprintf(note, sizeof(note),
-                             "folio: access log fell behind: %llu lines dropped\n",
-                             (unsigned long long)dropped);
-            io_write_all(STDERR_FILENO, note, (size_t)k);
-        }
-        pthread_mutex_lock(&ring.lock);
-        ring.writing = false;
-        pthread_cond_broadcast(&ring.changed);
     }
     return NULL;
 }
@@ -258,6 +291,11 @@ static void *writer_main(void *unused)
 /* Starts the writer, once (pthread_once); without it lines stay queued. */
 static void start_writer(void)
 {
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* the gathering window ignores clock steps */
+    pthread_cond_init(&ring.wake, &attr);
+    pthread_condattr_destroy(&attr);
     pthread_t t;
     if (pthread_create(&t, NULL, writer_main, NULL) == 0) {
         pthread_detach(t);
@@ -278,10 +316,12 @@ void log_write(enum log_format format, const struct log_record *r)
         size_t first = len < RING_BYTES - tail ? len : RING_BYTES - tail;
         memcpy(ring.data + tail, buf, first);
         memcpy(ring.data, buf + first, len - first);
-        if (ring.len == 0) { /* the writer sleeps only on an empty ring */
-            pthread_cond_broadcast(&ring.changed);
-        }
+        bool crossed = ring.len < RING_EARLY_BYTES && ring.len + len >= RING_EARLY_BYTES;
         ring.len += len;
+        if (ring.idle || crossed) { /* else the writer is gathering or writing: it comes back */
+            ring.idle = false;
+            pthread_cond_signal(&ring.wake);
+        }
     }
     pthread_mutex_unlock(&ring.lock);
 }
@@ -297,11 +337,16 @@ bool log_flush(unsigned timeout_ms)
         deadline.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&ring.lock);
+    ring.flushers++;
+    if (ring.len > 0) { /* a line came, so the writer runs: if gathering, it writes now */
+        pthread_cond_signal(&ring.wake);
+    }
     int rc = 0;
     while ((ring.len > 0 || ring.writing) && rc == 0) {
         rc = pthread_cond_timedwait(&ring.changed, &ring.lock, &deadline);
     }
     bool empty = ring.len == 0 && !ring.writing;
+    ring.flushers--;
     pthread_mutex_unlock(&ring.lock);
     return empty;
 }

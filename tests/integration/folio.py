@@ -201,6 +201,17 @@ class Server:
             time.sleep(0.02)
         return self.log_lines
 
+    def wait_log_line(self, text, timeout=5):
+        """The first access-log line holding text, once one came (None if none
+        did within timeout): for a server whose log other tests write too."""
+        deadline = time.time() + timeout * SLOWDOWN
+        while time.time() < deadline:
+            found = next((line for line in self.log_lines if text in line), None)
+            if found:
+                return found
+            time.sleep(0.02)
+        return None
+
     def stop(self, sig=signal.SIGTERM, timeout=15):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)

@@ -10,7 +10,7 @@ import threading
 import time
 import unittest
 
-from folio import FOLIO, ArticleTestCase, Server, main, make_article, write
+from folio import FOLIO, SLOWDOWN, ArticleTestCase, Server, main, make_article, write
 
 
 def built_codings():
@@ -50,7 +50,7 @@ class Methods(ArticleTestCase):
             self.assertNotIn(b"pipeline bubble", r.body)
 
     def test_keep_alive(self):
-        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=5)
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=5 * SLOWDOWN)
         first = self.server.request("GET", "/style.css", conn=conn)
         sock = conn.sock
         second = self.server.request("GET", "/app.js", conn=conn)
