@@ -428,10 +428,15 @@ struct MHD_Response *sse_hub_attach(struct sse_hub *hub,
         return NULL;
     }
     /* no-transform: proxies must not compress (and so buffer) the stream;
-     * X-Accel-Buffering: nginx must pass each event on at once. */
+     * X-Accel-Buffering: nginx must pass each event on at once.
+     * Connection: close, because a stream never ends to be reused, and a
+     * browser that abandons a reusable one with no read pending drains it
+     * first (Chromium: up to 5 s) before it sends FIN; on a closing one it
+     * drops the socket at once, so a closed tab leaves the count at once. */
     if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream") != MHD_YES ||
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform") != MHD_YES ||
-        MHD_add_response_header(r, "X-Accel-Buffering", "no") != MHD_YES) {
+        MHD_add_response_header(r, "X-Accel-Buffering", "no") != MHD_YES ||
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES) {
         MHD_destroy_response(r); /* runs sse_client_free */
         return NULL;
     }

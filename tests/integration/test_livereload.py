@@ -115,6 +115,8 @@ class StreamTest(LiveReloadTestCase):
         self.assertIsNone(s.header("content-encoding"), "the stream must never be compressed")
         self.assertIsNone(s.header("content-length"))
         self.assertEqual(s.header("transfer-encoding"), "chunked")
+        # Never reused, so a browser that abandons it closes it at once (no drain).
+        self.assertEqual(s.header("connection"), "close")
 
     def test_hello_has_retry_and_instance(self):
         typ, data, fields = self.hello
