@@ -29,9 +29,7 @@ bool compress_available(enum encoding e)
 int compress_level(enum encoding e, bool production, size_t len)
 {
     if (e == ENCODING_BR) {
-        return !production ? COMPRESS_BR_PREVIEW
-             : len <= (128u << 10) ? COMPRESS_BR_PRODUCTION
-             : len <= (1u << 20) ? 9 : COMPRESS_BR_PREVIEW;
+        return production && len <= (128u << 10) ? COMPRESS_BR_PRODUCTION : COMPRESS_BR_PREVIEW;
     }
     return !production || len > (256u << 10) ? COMPRESS_ZSTD_PREVIEW : COMPRESS_ZSTD_PRODUCTION;
 }
