@@ -1164,7 +1164,8 @@ def main():
     ap.add_argument("--connections", type=int, default=32, help="wrk -c (32)")
     ap.add_argument("--wrk-threads", type=int, default=1, help="wrk -t (1)")
     ap.add_argument("--workers", type=int, default=0,
-                    help="folio --threads, nginx worker_processes, h2o num-threads (CPUs)")
+                    help="folio --threads, nginx worker_processes, h2o num-threads "
+                         "(the CPUs wrk's threads leave, at least 1)")
     ap.add_argument("--class", dest="classes", default="",
                     help="comma-separated subset: page-{gzip,br,zstd}, big-fragment-{gzip,br,zstd}, "
                          "png, 304, 404, page-load, page-load-browser (every one; "
@@ -1188,7 +1189,10 @@ def main():
             NGINX_BROTLI: "libnginx-mod-http-brotli-static",
             "/usr/lib/lighttpd/mod_deflate.so": "lighttpd-mod-deflate"})
     folios = parse_folios(args.folio)
-    workers = args.workers or os.cpu_count() or 1
+    # wrk and the server on the same CPUs: more workers than the CPUs wrk leaves
+    # make one wait a scheduler slice (~4 ms), which is then every threaded
+    # server's p99 (bench/README.md, Method).
+    workers = args.workers or max(1, (os.cpu_count() or 1) - args.wrk_threads)
     tmp = tempfile.mkdtemp(prefix="folio-article-bench-")
     started = []
 
