@@ -383,6 +383,32 @@ const char *sse_hub_instance(const struct sse_hub *hub)
     return hub->instance;
 }
 
+/* The stream's response, reading from client c: NULL (and c freed) when it
+ * cannot be made. */
+static struct MHD_Response *sse_response_create(struct sse_client *c)
+{
+    struct MHD_Response *r = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, 4096, sse_reader, c, sse_client_free);
+    if (r == NULL) {
+        sse_client_free(c);
+        return NULL;
+    }
+    /* no-transform: proxies must not compress (and so buffer) the stream;
+     * X-Accel-Buffering: nginx must pass each event on at once.
+     * Connection: close, because a stream never ends to be reused, and a
+     * browser that abandons a reusable one with no read pending drains it
+     * first (Chromium: up to 5 s) before it sends FIN; on a closing one it
+     * drops the socket at once, so a closed tab leaves the count at once. */
+    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream") != MHD_YES ||
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform") != MHD_YES ||
+        MHD_add_response_header(r, "X-Accel-Buffering", "no") != MHD_YES ||
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES) {
+        MHD_destroy_response(r); /* runs sse_client_free */
+        return NULL;
+    }
+    return r;
+}
+
 struct MHD_Response *sse_hub_attach(struct sse_hub *hub,
                                     struct MHD_Connection *conn)
 {
@@ -421,23 +447,8 @@ struct MHD_Response *sse_hub_attach(struct sse_hub *hub,
     hub->refs++;
     pthread_mutex_unlock(&hub->mu);
 
-    struct MHD_Response *r = MHD_create_response_from_callback(
-        MHD_SIZE_UNKNOWN, 4096, sse_reader, c, sse_client_free);
+    struct MHD_Response *r = sse_response_create(c);
     if (r == NULL) {
-        sse_client_free(c);
-        return NULL;
-    }
-    /* no-transform: proxies must not compress (and so buffer) the stream;
-     * X-Accel-Buffering: nginx must pass each event on at once.
-     * Connection: close, because a stream never ends to be reused, and a
-     * browser that abandons a reusable one with no read pending drains it
-     * first (Chromium: up to 5 s) before it sends FIN; on a closing one it
-     * drops the socket at once, so a closed tab leaves the count at once. */
-    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream") != MHD_YES ||
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform") != MHD_YES ||
-        MHD_add_response_header(r, "X-Accel-Buffering", "no") != MHD_YES ||
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES) {
-        MHD_destroy_response(r); /* runs sse_client_free */
         return NULL;
     }
     /* Events are tiny and latency is the point: no Nagle delay. */
