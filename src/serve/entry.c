@@ -28,7 +28,7 @@
  * (bench/README.md). */
 #define SMALL_FILE_BYTES (16u << 10)
 /* Files up to this size are kept in memory too when the cache keeps them in
- * the heap (cache_in_heap: above 256 KiB): libmicrohttpd sends a file in
+ * the heap (cache_in_heap: above 128 KiB): libmicrohttpd sends a file in
  * 128 KiB sendfile chunks, a poll round each, and from memory as much as the
  * socket takes: a 323 KB PNG costs 81 us a request from memory against 103
  * by sendfile (bench/article.py, wrk -c32). Between the two sizes the file
