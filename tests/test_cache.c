@@ -118,6 +118,34 @@ static void test_big_body_is_kept_in_a_memfd(void **state)
     cache_destroy(c);
 }
 
+/* Where a body lives by its size (cache.h): a memfd for one sendfile round
+ * of libmicrohttpd (16 KiB to 128 KiB), the heap below and above. */
+static void test_body_place_by_size(void **state)
+{
+    struct cache *c = cache_create(64 << 20);
+    static const struct {
+        size_t len;
+        bool heap;
+    } cases[] = {
+        {16 << 10, true}, {(16 << 10) + 1, false}, {100 << 10, false},
+        {128 << 10, false}, {(128 << 10) + 1, true}, {190 << 10, true}, {1 << 20, true},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(cache_in_heap(c, cases[i].len), cases[i].heap);
+        struct body *b = body_create(cases[i].len);
+        memset(b->data, 'p', b->len);
+        char name[32];
+        snprintf(name, sizeof(name), "/p/%zu", i);
+        assert_true(cache_put(c, name, "br", &v1, b, cache_generation(c)));
+        body_unref(b);
+        struct body *got = cache_get(c, name, "br", &v1);
+        assert_int_equal(got->fd < 0, cases[i].heap);
+        body_unref(got);
+    }
+    assert_false(cache_in_heap(c, (8 << 20) + 1)); /* past an eighth of the budget: a memfd */
+    cache_destroy(c);
+}
+
 static void test_memfds_are_capped(void **state)
 {
     /* Bodies sent by sendfile from a memfd each hold a descriptor: only so many. */
@@ -295,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_big_body_is_kept_in_a_memfd),
         cmocka_unit_test(test_cost_counts_keys_and_overhead),
         cmocka_unit_test(test_memfds_are_capped),
+        cmocka_unit_test(test_body_place_by_size),
         cmocka_unit_test(test_variants_per_path_are_capped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,10 +25,11 @@ struct body;
  * 19 cost 2 and 1 us a byte here: 310 and 126 ms for the 166 KB page), and
  * takes preview's levels for bigger bodies (br 11 on a 2.3 MB fragment:
  * 11.9 s, br 5 0.14 s; zstd 19 7.2 s, zstd 3 17 ms and smaller than 9-12)
- * until the best are made in the background. No level between: br 7-9
- * keep a 64 MiB bucket table whose pages the input scatters over (br 9 of
- * the 166 KB page: 32 MiB at peak and 23 ms, br 5: 2.4 MiB and 4 ms, 3 %
- * more bytes, for the second or so until br 11 replaces it). */
+ * until the best are made in the background. No level between: br 7-9's
+ * bucket tables grow with the level and the input scatters over their
+ * pages (the 166 KB page at peak: br 7 9.6 MiB, br 8 17.7, br 9 32 MiB and
+ * 23 ms; br 5 2.4 MiB and 4 ms, 3 % more bytes than br 9, for the second or
+ * so until br 11 replaces it). */
 #define COMPRESS_BR_PREVIEW 5
 #define COMPRESS_BR_PRODUCTION 11
 #define COMPRESS_ZSTD_PREVIEW 3
