@@ -880,6 +880,8 @@ def ratios(med, cls, names):
         for f in names:
             if not is_folio(f) or (c["id"], f) not in med:
                 continue
+            if not any((c["id"], p) in med for p in peers):
+                continue  # no peer timed on this class (--servers, a coding it lacks)
             m = med[(c["id"], f)]
             d = {}
             for metric, low in (("cpu_us", True), ("rps", False), ("p99_ms", True)):
