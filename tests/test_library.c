@@ -435,6 +435,74 @@ static void test_a_head_leaving_no_room_for_the_answer_is_closed_with_a_reason(v
     assert_true(seen.no_room);
 }
 
+/* ---- a socket handed over that the worker cannot start ---- */
+
+/* The test below asks for a pool no allocator can give: AddressSanitizer's
+ * must return NULL as glibc's does, not end the program. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+
+/* What the daemon of the test below saw. */
+static struct {
+    pthread_mutex_t lock;
+    int started;          /* connections notified started */
+    bool no_pool_off_thread; /* LIBRARY_MSG_NO_POOL logged, not on the adding thread */
+    pthread_t adder;
+} unstarted = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void unstarted_message(void *cls, const char *fmt, va_list ap)
+{
+    pthread_mutex_lock(&unstarted.lock);
+    if (library_message_is(fmt, LIBRARY_MSG_NO_POOL) && !pthread_equal(pthread_self(), unstarted.adder)) {
+        unstarted.no_pool_off_thread = true;
+    }
+    pthread_mutex_unlock(&unstarted.lock);
+}
+
+static void unstarted_notify(void *cls, struct MHD_Connection *conn, void **ctx, enum MHD_ConnectionNotificationCode code)
+{
+    pthread_mutex_lock(&unstarted.lock);
+    unstarted.started += code == MHD_CONNECTION_NOTIFY_STARTED;
+    pthread_mutex_unlock(&unstarted.lock);
+}
+
+/* MHD_add_connection queues a socket for the worker, which allocates its
+ * pool when it takes it: when that fails, 0.9.75 closes the socket with no
+ * notification, LIBRARY_MSG_NO_POOL logged on the worker's thread. folio's
+ * acceptor counts the slot back on that message (acceptor_lost); a library
+ * that notified these, or said nothing, fails here. (A pool of 512 GiB:
+ * mmap refuses it, then malloc.) */
+static void test_a_socket_the_worker_cannot_start_is_closed_unnotified_and_logged(void **state)
+{
+    unstarted.adder = pthread_self();
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET,
+        0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, unstarted_message, NULL,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)512 << 30, MHD_OPTION_NOTIFY_CONNECTION, unstarted_notify,
+        NULL, MHD_OPTION_END);
+    assert_non_null(d);
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in at = {.sin_family = AF_INET};
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(at);
+    assert_int_equal(bind(listener, (struct sockaddr *)&at, sizeof(at)), 0);
+    assert_int_equal(listen(listener, 1), 0);
+    getsockname(listener, (struct sockaddr *)&at, &len);
+    int client = connected(ntohs(at.sin_port));
+    int server = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    assert_int_equal(MHD_add_connection(d, server, (struct sockaddr *)&at, len), MHD_YES);
+    char byte;
+    assert_int_equal(recv(client, &byte, 1, 0), 0); /* closed by the worker, never served */
+    MHD_stop_daemon(d);
+    assert_int_equal(unstarted.started, 0);
+    assert_true(unstarted.no_pool_off_thread);
+    close(client);
+    close(listener);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_a_shared_file_response_is_sent_one_thread_at_a_time),
         cmocka_unit_test(test_a_head_of_about_half_the_pool_is_taken),
         cmocka_unit_test(test_a_head_leaving_no_room_for_the_answer_is_closed_with_a_reason),
+        cmocka_unit_test(test_a_socket_the_worker_cannot_start_is_closed_unnotified_and_logged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

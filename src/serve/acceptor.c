@@ -13,6 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Set on the accept thread: its MHD_add_connection calls log refusals that
+ * the call's result already counts (acceptor_lost). */
+static _Thread_local bool on_accept_thread;
+
 /* Out of descriptors, the accept loop waits this long before it tries again
  * (the connection waits in the backlog meanwhile), as nginx does; it says so
  * at most once in this many seconds, however often it runs out. */
@@ -25,6 +29,7 @@ struct acceptor {
     unsigned limit;
     atomic_uint held;       /* sockets handed to the daemon and not yet closed */
     atomic_bool stopping;
+    _Atomic time_t lost_said_at; /* when acceptor_lost last wrote to stderr; 0: never */
     bool started;
     pthread_t thread;
 };
@@ -101,6 +106,7 @@ static enum accept_stop accept_waiting(struct acceptor *a, time_t *said_at)
 static void *accept_main(void *arg)
 {
     struct acceptor *a = arg;
+    on_accept_thread = true;
     enum accept_stop why = ACCEPT_NONE_LEFT;
     time_t said_at = 0;
     while (!atomic_load(&a->stopping)) {
@@ -148,6 +154,22 @@ void acceptor_closed(struct acceptor *a)
 {
     if (a && atomic_fetch_sub(&a->held, 1) == a->limit) {
         wake(a);
+    }
+}
+
+/* See acceptor.h. */
+void acceptor_lost(struct acceptor *a, const char *reason)
+{
+    if (!a || on_accept_thread) {
+        return;
+    }
+    acceptor_closed(a);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    time_t said = atomic_load(&a->lost_said_at);
+    if ((said == 0 || now.tv_sec - said >= ACCEPT_SAY_EVERY_S) &&
+        atomic_compare_exchange_strong(&a->lost_said_at, &said, now.tv_sec ? now.tv_sec : 1)) {
+        fprintf(stderr, "folio: a connection was closed before its first request: %s\n", reason);
     }
 }
 

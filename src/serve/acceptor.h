@@ -13,9 +13,12 @@
  * limit is kept here, as a count of the sockets handed over and not yet
  * closed: libmicrohttpd's own splits the limit evenly among the workers and
  * counts a socket only once its worker takes it, so a burst handed over
- * faster than the workers take them would be closed by it at once. (One
- * case escapes the count: a worker that cannot allocate a new connection's
- * pool closes it without a notification, and its slot stays taken.) */
+ * faster than the workers take them would be closed by it at once. A
+ * worker that cannot start serving a socket handed to it (no memory for its
+ * pool) closes it without a notification but with a log message, which
+ * gives the slot back (acceptor_lost): uncounted, a thousand failed
+ * allocations under memory pressure would have stopped folio accepting for
+ * good. */
 
 #include <microhttpd.h>
 #include <stdbool.h>
@@ -39,6 +42,14 @@ bool acceptor_start(struct acceptor *a, struct MHD_Daemon *d);
 /* A connection handed to the daemon has closed (MHD_CONNECTION_NOTIFY_CLOSED):
  * one more may be accepted. Any thread. */
 void acceptor_closed(struct acceptor *a);
+
+/* libmicrohttpd has logged that it closed a socket it never started
+ * serving (library.h: LIBRARY_MSG_NO_POOL), for reason: on a worker's
+ * thread, one handed over and never to be notified, so its slot is free and
+ * stderr hears of it (once a minute at most); on the accept thread,
+ * MHD_add_connection's own refusal, which that thread counts back itself.
+ * Any thread. */
+void acceptor_lost(struct acceptor *a, const char *reason);
 
 /* True when the daemon holds the limit: room is made (connection_make_room). */
 bool acceptor_at_cap(const struct acceptor *a);

@@ -528,6 +528,9 @@ void connection_on_mhd_message(void *cls, const char *fmt, va_list ap)
         va_end(copy);
     }
     struct connection_daemon *d = cls;
+    if (library_message_is(fmt, LIBRARY_MSG_NO_POOL)) {
+        acceptor_lost(d->acceptor, "no memory for its buffers");
+    }
     pthread_mutex_lock(&d->start_lock);
     if (d->starting) {
         vsnprintf(d->start_error, sizeof(d->start_error), fmt, ap);

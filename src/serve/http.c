@@ -276,7 +276,11 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
      * The limit is the acceptor's: libmicrohttpd's own, split among its
      * workers, must never bind. Each worker is given twice the whole limit:
      * a closed connection leaves its count only when cleaned up, after the
-     * close is notified and the acceptor has handed its slot on. */
+     * close is notified and the acceptor has handed its slot on. Past its
+     * limit a 0.9.75 worker would not just close the socket: it returns
+     * from new_connection_process_ holding cleanup_connection_mutex, and
+     * hangs at its next cleanup (seen in a test of this, not kept: it
+     * cannot be stopped). */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
     unsigned long unbound = 2ul * (unsigned long)c->connection_limit * (c->threads > 1 ? c->threads : 1);

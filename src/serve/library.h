@@ -16,7 +16,10 @@
  *   - every Connection line counts for keep-alive (connection_kept_alive);
  *   - MHD_add_connection gives a socket to the worker its descriptor's
  *     number picks (the next with room), and every connection a worker
- *     takes is notified closed once (acceptor.h: the spread and the count).
+ *     takes is notified closed once (acceptor.h: the spread and the count);
+ *     one it cannot start for want of memory for its pool it closes
+ *     unnotified, logging LIBRARY_MSG_NO_POOL on its own thread
+ *     (acceptor_lost).
  * A library of another version is started with a warning, not refused: a
  * distribution's patched build keeps the version string, and one that does
  * differ may well behave the same; what matters is that someone looks.
@@ -36,6 +39,8 @@
 #define LIBRARY_MSG_LENGTH_MALFORMED "Failed to parse `Content-Length' header"
 #define LIBRARY_MSG_LENGTH_TOO_LARGE "Too large value of 'Content-Length' header"
 #define LIBRARY_MSG_NO_ROOM_FOR_HEADER "Closing connection (failed to create response header)"
+/* A worker closing an added socket it could not start serving, unnotified. */
+#define LIBRARY_MSG_NO_POOL "Error allocating memory: "
 
 /* True when fmt (a log message's format) starts with prefix. */
 bool library_message_is(const char *fmt, const char *prefix);

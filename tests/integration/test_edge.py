@@ -16,7 +16,7 @@ import time
 import unittest
 
 from folio import (FOLIO, SLOWDOWN, WRAPPER, ArticleTestCase, EventStream, Server, cpu_ticks, die_with_parent,
-                   main, make_article, status_of, write)
+                   main, make_article, preloaded, status_of, write)
 
 
 def request(target=b"/tiny.css", method=b"GET", headers=b"Host: t\r\n", version=b"HTTP/1.1", body=b""):
@@ -467,6 +467,28 @@ class Workers(unittest.TestCase):
                 finally:
                     for c in clients:
                         c.close()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_a_connection_the_library_cannot_start_gives_its_slot_back(self):
+        """libmicrohttpd closes a handed socket whose pool it cannot allocate
+        without notifying it: with two slots and four such failures, folio
+        still serves (before, both slots stayed taken: it never accepted
+        again)."""
+        tmp = tempfile.mkdtemp(prefix="folio-edge-")
+        try:
+            root = make_article(os.path.join(tmp, "article"))
+            # --header-limit 12345: the pool is malloc(12352), a size nothing else asks for.
+            env = preloaded("FOLIO_FAILING_MALLOC_SHIM", fail_malloc_size=12352, fail_malloc_times=4)
+            with Server(root, "--production", "--quiet", "--threads", "1", "--connection-limit", "2",
+                        "--header-limit", "12345", env=env) as srv:
+                for _ in range(4):
+                    with socket.create_connection(("127.0.0.1", srv.port), timeout=10 * SLOWDOWN) as s:
+                        s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n")
+                        self.assertEqual(read_until_close(s), b"")  # closed unanswered: no pool
+                self.assertEqual(srv.get("/tiny.css").status, 200)
+                said = "folio: a connection was closed before its first request: no memory for its buffers"
+                self.assertEqual(srv.stderr_text.count(said), 1, srv.stderr_text)  # once a minute
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
