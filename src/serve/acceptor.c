@@ -160,8 +160,8 @@ void acceptor_closed(struct acceptor *a)
 /* See acceptor.h. */
 void acceptor_lost(struct acceptor *a, const char *reason)
 {
-    if (!a || on_accept_thread) {
-        return;
+    if (!a || on_accept_thread || atomic_load(&a->held) == 0) {
+        return; /* (none held: the message was not about a socket handed over) */
     }
     acceptor_closed(a);
     struct timespec now;
