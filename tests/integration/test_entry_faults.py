@@ -273,6 +273,7 @@ class EncoderTables(FaultCase):
             self.assertLess(sum(grown), coded_kib + slack_kib,
                             "RSS grew %s KiB, compression by compression" % grown)
 
+
 class ReadyResponses(FaultCase):
     """A response built once and queued on later requests (production and
     preview alike) must never outlive the file version it was built from,
