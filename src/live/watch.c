@@ -29,38 +29,6 @@ struct watch {
     pthread_t thread;
 };
 
-/* One turn of the chosen backend; the milliseconds until it is due again. */
-static int watch_turn(struct watch *w)
-{
-    return w->mode == WATCH_POLL ? watch_poll_turn(w->poll) : watch_inotify_turn(w->ino);
-}
-
-/* The watcher thread: a turn, then a wait for events, the next deadline or
- * the stop, until stopped. */
-static void *watch_thread(void *arg)
-{
-    struct watch *w = arg;
-    for (;;) {
-        int timeout = watch_turn(w);
-        struct pollfd pfd[2] = {
-            {.fd = w->stopfd, .events = POLLIN},
-            {.fd = w->ino != NULL ? watch_inotify_fd(w->ino) : -1, .events = POLLIN},
-        };
-        int r = poll(pfd, 2, timeout);
-        if (r < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            fprintf(stderr, "folio: watch: poll: %s\n", strerror(errno));
-            break;
-        }
-        if (pfd[0].revents) {
-            break;
-        }
-    }
-    return NULL;
-}
-
 /* Frees what watch_create() made, whichever step it got to. */
 static void watch_free(struct watch *w)
 {
@@ -75,11 +43,12 @@ static void watch_free(struct watch *w)
     free(w);
 }
 
-/* --watch auto, the kernel's watch limit hit by the first walk: inotify is
- * given up for polling, which has no such limit, rather than missing
- * changes (said once, with the sysctl that would keep inotify). */
+/* --watch auto, the kernel's watch limit hit: inotify is given up for
+ * polling, which has no such limit, rather than missing changes (said with
+ * the sysctl that would keep inotify, even if an earlier miss was said). */
 static void watch_inotify_give_up(struct watch *w)
 {
+    w->core.missed.said = false;
     watch_missed_say(&w->core.missed, WATCH_MISSED_POLLING);
     watch_inotify_destroy(w->ino); /* its watches go with its descriptor */
     w->ino = NULL;
@@ -91,6 +60,29 @@ static void watch_inotify_give_up(struct watch *w)
     }
     atomic_store(&w->core.count, 0);
     w->mode = WATCH_POLL;
+}
+
+/* One turn of the chosen backend; the milliseconds until it is due again
+ * (-1: never, no backend left). With --watch auto, the watch limit reached
+ * after start-up (a folder made later, or other programs took the user's
+ * watches) gives inotify up for polling too, as at start-up: the folders
+ * it refused would otherwise never be heard. The window keeps what inotify
+ * noted; the first walk is the new baseline and flushes it. */
+static int watch_turn(struct watch *w)
+{
+    if (w->mode == WATCH_INOTIFY) {
+        int timeout = watch_inotify_turn(w->ino);
+        if (!w->core.auto_mode || w->core.missed.limit == 0) {
+            return timeout;
+        }
+        watch_inotify_give_up(w);
+        w->poll = watch_poll_create(&w->core);
+        if (w->poll == NULL) {
+            fprintf(stderr, "folio: watch: cannot poll either: %s; live reload hears no more changes\n",
+                    strerror(errno));
+        }
+    }
+    return w->poll != NULL ? watch_poll_turn(w->poll) : -1;
 }
 
 /* Starts the backend @w->mode asks for (auto: polling when inotify cannot
@@ -118,6 +110,32 @@ static bool watch_start_backend(struct watch *w)
     w->core.window.overflow = false;
     w->core.window.first_ms = w->core.window.last_ms = 0;
     return true;
+}
+
+/* The watcher thread: a turn, then a wait for events, the next deadline or
+ * the stop, until stopped. */
+static void *watch_thread(void *arg)
+{
+    struct watch *w = arg;
+    for (;;) {
+        int timeout = watch_turn(w);
+        struct pollfd pfd[2] = {
+            {.fd = w->stopfd, .events = POLLIN},
+            {.fd = w->ino != NULL ? watch_inotify_fd(w->ino) : -1, .events = POLLIN},
+        };
+        int r = poll(pfd, 2, timeout);
+        if (r < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            fprintf(stderr, "folio: watch: poll: %s\n", strerror(errno));
+            break;
+        }
+        if (pfd[0].revents) {
+            break;
+        }
+    }
+    return NULL;
 }
 
 /* See watch.h. */

@@ -48,9 +48,11 @@
  * cached and reload fully; `changes` may then be incomplete.
  *
  * If the kernel's watch limit is hit (ENOSPC) one line naming
- * fs.inotify.max_user_watches and the fix goes to stderr, once per process;
- * the folders already watched keep working. WATCH_AUTO polls when inotify
- * cannot be had at all (inotify_init1 fails); that line, and
+ * fs.inotify.max_user_watches and the fix goes to stderr; WATCH_INOTIFY
+ * keeps the folders already watched (once per process), WATCH_AUTO polls
+ * instead, whether the limit is met at start-up or later (a new folder,
+ * other programs taking the user's watches). WATCH_AUTO polls too when
+ * inotify cannot be had at all (inotify_init1 fails); that line, and
  * one for a root on a file system inotify often hears nothing from (NFS,
  * SMB, 9p as in WSL, FUSE and virtiofs as in Docker Desktop), name
  * `--watch poll`.
@@ -110,7 +112,8 @@ struct watch *watch_create(const char *const *paths, size_t n, const struct watc
 
 /* Tests (opt->stepped): one turn on the watch's clock, never blocking: reads
  * what happened, walks if a walk is due, flushes a window that is due.
- * Returns the milliseconds until its next deadline. */
+ * Returns the milliseconds until its next deadline (-1: none, no backend
+ * left). */
 int watch_step(struct watch *w);
 
 /* Number of directories currently watched, or walked at the last poll

@@ -37,9 +37,13 @@ struct watch_inotify {
 };
 
 /* Says once what the tree walks could not watch, and that live reload
- * misses it (the walks after start-up: watch.c decides at start-up). */
+ * misses it; not when --watch auto met the watch limit: watch.c then polls
+ * instead, and says that. */
 static void watch_say_missed(const struct watch_inotify *ino)
 {
+    if (ino->core->auto_mode && ino->core->missed.limit > 0) {
+        return;
+    }
     watch_missed_say(&ino->core->missed,
                      ino->core->auto_mode ? WATCH_MISSED_AUTO : WATCH_MISSED_MISSES);
 }

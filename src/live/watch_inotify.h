@@ -10,8 +10,9 @@
  * (watch_core.h). Folders are walked with bounded descriptors whatever the
  * depth (base/dir_walk.h). Folders it cannot watch (the kernel's watch
  * limit, ENOSPC; the descriptor limit; no permission) are counted in
- * core->missed: watch.c decides at start-up (--watch auto polls instead
- * when the watch limit was hit), and a turn says once what is missed.
+ * core->missed: with --watch auto and the watch limit hit, watch.c polls
+ * instead (at start-up or after any turn); otherwise a turn says once what
+ * is missed.
  */
 #ifndef FOLIO_WATCH_INOTIFY_H
 #define FOLIO_WATCH_INOTIFY_H

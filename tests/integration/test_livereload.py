@@ -69,6 +69,30 @@ def wait_streams(server, n, timeout=5.0, at_least=True):
     return stream_count(server)
 
 
+def folders_watched(server):
+    import json
+    return json.loads(server.get("/__folio/health").body)["folders_watched"]
+
+
+def wait_watched(server, n, timeout=5.0):
+    """folders_watched once it is n, or what it is after timeout seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and folders_watched(server) != n:
+        time.sleep(0.02)
+    return folders_watched(server)
+
+
+def events_until(stream, data, timeout=EVENT_WAIT):
+    """The (kind, data) of the events read up to the first whose data is @data."""
+    seen, deadline = [], time.time() + timeout
+    while not seen or seen[-1][1] != data:
+        ev = stream.next_event(max(0.0, deadline - time.time()))
+        if ev is None:
+            break
+        seen.append(tuple(ev[:2]))
+    return seen
+
+
 class LiveReloadTestCase(ArticleTestCase):
     @classmethod
     def build_root(cls, tmp):
@@ -456,6 +480,40 @@ class WatchLimitTest(unittest.TestCase):
             # --watch auto (the default) says how to do without inotify.
             self.assertIn("--watch poll", warnings[0])
             self.assertNotIn("cannot watch", err)  # ENOSPC is the limit, not a broken folder
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_limit_reached_after_start_polls_instead(self):
+        # Other programs take the user's last watches while folio runs (the shim's
+        # flag file), then a folder is made: --watch auto gives inotify up for
+        # polling, as it does at start-up, so an edit in the folder inotify could
+        # not watch still reaches the stream (before: missed for good).
+        tmp = tempfile.mkdtemp(prefix="folio-lr-")
+        try:
+            root = make_root(tmp)
+            taken = os.path.join(tmp, "watches-taken")
+            env = self.limited(inotify_full_when=taken)
+            with Server(root, "--poll-interval", "100", env=env) as server:
+                stream = EventStream(server.port)
+                try:
+                    self.assertEqual(stream.next_event()[0], "hello")
+                    watched = folders_watched(server)
+                    open(taken, "w").close()
+                    os.mkdir(os.path.join(root, "www/later"))
+                    # The first walk counts the refused folder too: polling has begun.
+                    self.assertEqual(wait_watched(server, watched + 1), watched + 1)
+                    self.assertIn(("reload", "/later"), events_until(stream, "/later"))
+                    write(os.path.join(root, "www/later/extra.css"), css_body("later"))
+                    self.assertIn(("css", "/later/extra.css"), events_until(stream, "/later/extra.css"))
+                finally:
+                    stream.close()
+            lines = [l for l in server.stderr_text.splitlines() if "not watched" in l]
+            self.assertEqual(len(lines), 1, server.stderr_text)
+            self.assertIn("1 folder not watched, the first %s: the inotify watch limit" %
+                          os.path.join(root, "www/later"), lines[0])
+            self.assertIn("watching by polling instead (--watch poll)", lines[0])
+            self.assertIn("to keep inotify: `sudo sysctl fs.inotify.max_user_watches=", lines[0])
+            self.assertNotIn("misses changes", server.stderr_text)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -6,6 +6,9 @@
  *       watches are held, inotify_add_watch on a new inode fails with ENOSPC.
  *   FOLIO_SHIM_MAX_INOTIFY_INSTANCES=N  as fs.inotify.max_user_instances: after
  *       N instances, inotify_init and inotify_init1 fail with EMFILE.
+ *   FOLIO_SHIM_INOTIFY_FULL_WHEN=PATH   while PATH exists, no new inode can be
+ *       watched (ENOSPC): the user's watches taken meanwhile by other programs
+ *       (an editor, a file indexer), so the limit is reached after start-up.
  *
  * Unset (or not a number): no limit, the call goes to the kernel unchanged.
  * Like the kernel, a watch is one (instance, inode): adding an inode already
@@ -85,9 +88,12 @@ int inotify_init1(int flags)
 int inotify_add_watch(int fd, const char *pathname, uint32_t mask)
 {
     long limit = shim_limit("FOLIO_SHIM_MAX_INOTIFY_WATCHES");
-    if (limit < 0) {
+    const char *full_when = getenv("FOLIO_SHIM_INOTIFY_FULL_WHEN");
+    int flagged = full_when && *full_when; /* then watches are counted from the first */
+    if (limit < 0 && !flagged) {
         return (int)syscall(SYS_inotify_add_watch, fd, pathname, mask);
     }
+    int full = flagged && access(full_when, F_OK) == 0;
     struct stat st;
     int flags = mask & IN_DONT_FOLLOW ? AT_SYMLINK_NOFOLLOW : 0;
     if (fstatat(AT_FDCWD, pathname, &st, flags) != 0) {
@@ -102,7 +108,8 @@ int inotify_add_watch(int fd, const char *pathname, uint32_t mask)
             break;
         }
     }
-    if (!known && ((long)shim_nwatches >= limit || shim_nwatches == SHIM_MAX_WATCHES)) {
+    if (!known && (full || (limit >= 0 && (long)shim_nwatches >= limit) ||
+                   shim_nwatches == SHIM_MAX_WATCHES)) {
         pthread_mutex_unlock(&shim_lock);
         errno = ENOSPC;
         return -1;
