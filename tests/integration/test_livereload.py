@@ -17,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from folio import FOLIO, ArticleTestCase, EventStream, Server, preloaded  # noqa: E402  (the shared helper: real binary, free port)
+from folio import FOLIO, SLOWDOWN, ArticleTestCase, EventStream, Server, preloaded  # noqa: E402  (the shared helper: real binary, free port)
 
 EVENT_WAIT = 3.0   # a save must reach the stream within this
 QUIET = 0.6        # and nothing more may follow within this (debounce 30 ms, cap 240 ms)
@@ -75,16 +75,17 @@ def folders_watched(server):
 
 
 def wait_watched(server, n, timeout=5.0):
-    """folders_watched once it is n, or what it is after timeout seconds."""
-    deadline = time.time() + timeout
+    """folders_watched once it is n, or what it is after timeout seconds (valgrind's longer)."""
+    deadline = time.time() + timeout * SLOWDOWN
     while time.time() < deadline and folders_watched(server) != n:
         time.sleep(0.02)
     return folders_watched(server)
 
 
 def events_until(stream, data, timeout=EVENT_WAIT):
-    """The (kind, data) of the events read up to the first whose data is @data."""
-    seen, deadline = [], time.time() + timeout
+    """The (kind, data) of the events read up to the first whose data is @data
+    (at most timeout seconds, valgrind's longer)."""
+    seen, deadline = [], time.time() + timeout * SLOWDOWN
     while not seen or seen[-1][1] != data:
         ev = stream.next_event(max(0.0, deadline - time.time()))
         if ev is None:
