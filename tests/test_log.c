@@ -55,6 +55,24 @@ static void test_json(void **state)
     assert_non_null(strstr(line, ",\"complete\":false}\n"));
 }
 
+/* Lines a second apart, and back again, each carry their own second (the
+ * formatted second is kept from one line to the next). */
+static void test_each_line_has_its_own_second(void **state)
+{
+    setenv("TZ", "UTC", 1);
+    struct log_record r = sample();
+    char line[1024];
+    const char *common[] = {"[06/Nov/1994:08:49:37 +0000]", "[06/Nov/1994:08:49:38 +0000]"};
+    const char *json[] = {"\"1994-11-06T08:49:37.250Z\"", "\"1994-11-06T08:49:38.250Z\""};
+    for (int i = 0; i < 6; i++) {
+        r.time.tv_sec = 784111777 + (i % 3 == 1);
+        log_format_line(LOG_FORMAT_COMMON, &r, line, sizeof(line));
+        assert_non_null(strstr(line, common[i % 3 == 1]));
+        log_format_line(LOG_FORMAT_JSON, &r, line, sizeof(line));
+        assert_non_null(strstr(line, json[i % 3 == 1]));
+    }
+}
+
 /* A cut response's line is the standard one plus a last field, so parsers
  * of common and combined still find every standard field in its place. */
 static void test_incomplete_appends_one_field(void **state)
@@ -152,6 +170,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_common_and_combined),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_each_line_has_its_own_second),
         cmocka_unit_test(test_incomplete_appends_one_field),
         cmocka_unit_test(test_json_keeps_utf8_and_marks_what_is_not),
         cmocka_unit_test(test_nothing_sent_is_a_dash),

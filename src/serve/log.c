@@ -120,14 +120,38 @@ size_t log_escape(const char *s, char *buf, size_t size)
     return l.len;
 }
 
+/* A line's time to the second, as text, and the second it is for. */
+struct when {
+    time_t secs;
+    char text[40];
+};
+
+/* @secs as a line shows it: UTC in ISO 8601 for JSON, else local time in
+ * the common log's form; from @cache when it holds that second: a busy
+ * server logs many lines a second, and strftime with the time zone's
+ * conversion was 1.7 k of the 7.6 k instructions a line cost (callgrind, a
+ * 404 in the common format). */
+static const char *when_text(struct when *cache, time_t secs, bool utc)
+{
+    if (cache->secs != secs || !cache->text[0]) {
+        struct tm tm;
+        if (utc) {
+            gmtime_r(&secs, &tm);
+            strftime(cache->text, sizeof(cache->text), "%Y-%m-%dT%H:%M:%S", &tm);
+        } else {
+            localtime_r(&secs, &tm);
+            strftime(cache->text, sizeof(cache->text), "%d/%b/%Y:%H:%M:%S %z", &tm);
+        }
+        cache->secs = secs;
+    }
+    return cache->text;
+}
+
 /* One JSON object on a line, every field named. */
 static void format_json(struct line *l, const struct log_record *r, size_t reserve)
 {
-    struct tm tm;
-    time_t secs = r->time.tv_sec;
-    gmtime_r(&secs, &tm);
-    char when[32];
-    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    static _Thread_local struct when utc;
+    const char *when = when_text(&utc, r->time.tv_sec, true);
     put(l, "{\"time\":\"%s.%03ldZ\",\"remote\":\"", when, r->time.tv_nsec / 1000000);
     put_escaped(l, r->remote, true, reserve);
     put(l, "\",\"method\":\"");
@@ -151,11 +175,8 @@ static void format_json(struct line *l, const struct log_record *r, size_t reser
 /* The common (or combined) log format's fields, in their standard places. */
 static void format_common(struct line *l, enum log_format format, const struct log_record *r, size_t reserve)
 {
-    struct tm tm;
-    time_t secs = r->time.tv_sec;
-    localtime_r(&secs, &tm);
-    char when[40];
-    strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S %z", &tm);
+    static _Thread_local struct when local;
+    const char *when = when_text(&local, r->time.tv_sec, false);
     put_escaped(l, r->remote, false, reserve);
     put(l, " - - [%s] \"", when);
     put_escaped(l, r->method, false, reserve);
