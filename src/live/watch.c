@@ -53,7 +53,9 @@ static void watch_inotify_give_up(struct watch *w)
     watch_inotify_destroy(w->ino); /* its watches go with its descriptor */
     w->ino = NULL;
     struct watch_roots *roots = &w->core.roots;
-    roots->ifd = -1;
+    roots->ifd = -1; /* as when polling from the start: no tree, no watches */
+    roots->in_tree = NULL;
+    roots->tree = NULL;
     for (size_t r = 0; r < roots->n; r++) {
         roots->items[r].wd = -1;
         roots->items[r].parents[0].wd = roots->items[r].parents[1].wd = -1;
