@@ -43,10 +43,13 @@ static void watch_free(struct watch *w)
     free(w);
 }
 
-/* --watch auto, the kernel's watch limit hit: inotify is given up for
- * polling, which has no such limit, rather than missing changes (said with
- * the sysctl that would keep inotify, even if an earlier miss was said). */
-static void watch_inotify_give_up(struct watch *w)
+/* --watch auto, the kernel's watch limit hit by any walk, the first one
+ * included: inotify is given up for polling, which has no such limit,
+ * rather than missing changes (said with the sysctl that would keep
+ * inotify, even if an earlier miss was said). The window keeps what
+ * inotify noted; the poll's first walk is the new baseline. False (errno
+ * set) when polling cannot be had either. */
+static bool watch_poll_instead(struct watch *w)
 {
     w->core.missed.said = false;
     watch_missed_say(&w->core.missed, WATCH_MISSED_POLLING);
@@ -62,14 +65,15 @@ static void watch_inotify_give_up(struct watch *w)
     }
     atomic_store(&w->core.count, 0);
     w->mode = WATCH_POLL;
+    w->poll = watch_poll_create(&w->core);
+    return w->poll != NULL;
 }
 
 /* One turn of the chosen backend; the milliseconds until it is due again
- * (-1: never, no backend left). With --watch auto, the watch limit reached
- * after start-up (a folder made later, or other programs took the user's
- * watches) gives inotify up for polling too, as at start-up: the folders
- * it refused would otherwise never be heard. The window keeps what inotify
- * noted; the first walk is the new baseline and flushes it. */
+ * (-1: never, no backend left). With --watch auto, the watch limit met
+ * after start-up (a folder made since, or other programs took the user's
+ * watches) polls instead, as at start-up: the folders refused would
+ * otherwise never be heard. */
 static int watch_turn(struct watch *w)
 {
     if (w->mode == WATCH_INOTIFY) {
@@ -77,9 +81,7 @@ static int watch_turn(struct watch *w)
         if (!w->core.auto_mode || w->core.missed.limit == 0) {
             return timeout;
         }
-        watch_inotify_give_up(w);
-        w->poll = watch_poll_create(&w->core);
-        if (w->poll == NULL) {
+        if (!watch_poll_instead(w)) {
             fprintf(stderr, "folio: watch: cannot poll either: %s; live reload hears no more changes\n",
                     strerror(errno));
         }
@@ -88,7 +90,9 @@ static int watch_turn(struct watch *w)
 }
 
 /* Starts the backend @w->mode asks for (auto: polling when inotify cannot
- * be had at all, or not for every folder, rather than not watching). */
+ * be had at all, or not for every folder, rather than not watching). The
+ * limit met by the first walk polls here, not on the first turn: the
+ * poll's baseline is then taken before anything is served. */
 static bool watch_start_backend(struct watch *w)
 {
     if (w->mode == WATCH_INOTIFY) {
@@ -98,11 +102,11 @@ static bool watch_start_backend(struct watch *w)
                 return false;
             }
             w->mode = WATCH_POLL;
-        } else if (w->core.auto_mode && w->core.missed.limit > 0) {
-            watch_inotify_give_up(w);
+        } else if (w->core.auto_mode && w->core.missed.limit > 0 && !watch_poll_instead(w)) {
+            return false;
         }
     }
-    if (w->mode == WATCH_POLL) {
+    if (w->mode == WATCH_POLL && w->poll == NULL) {
         w->poll = watch_poll_create(&w->core);
         if (w->poll == NULL) {
             return false;
