@@ -155,6 +155,8 @@ def run_callgrind(args, folio, tmp, files, cls, luas):
             lines = [l for l in f if "http://127.0.0.1:" in l and l.endswith("\n")]
         if lines:  # (an earlier line says valgrind does not know openat2)
             s.port = int(lines[0].split("http://127.0.0.1:")[1].split("/")[0])
+            s.offers = set(A.CODINGS)  # as A.start_folio sets them
+            s.best = A.best_levels(args.folio_args.split() + extra)
             break
         if s.proc.poll() is not None:
             break
