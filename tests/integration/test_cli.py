@@ -15,6 +15,8 @@ import unittest
 
 from folio import FOLIO, Server, main, make_article
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 
 def run(*args, env=None, cwd=None, timeout=10):
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("FOLIO_") and k != "PORT"}
@@ -116,6 +118,19 @@ class Usage(Fixture):
         self.assert_bad(run(cwd=root), "config/folio.conf:2:", "log-format")
         self.assertEqual(run("--root", self.root, "--port", "99999", cwd=root).stderr,
                          "folio: --port: '99999' is not a number from 0 to 65535\n")
+
+
+    def test_the_shipped_config_file_changes_nothing(self):
+        # config/folio.conf says its values are the defaults: an article of www/ alone
+        # with it copied in starts as it does without it (no route made explicit).
+        root = os.path.join(self.tmp, "shipped")
+        for d in ("www", "config"):
+            os.makedirs(os.path.join(root, d), exist_ok=True)
+        shutil.copy(os.path.join(self.root, "www", "index.html"), os.path.join(root, "www"))
+        shutil.copy(os.path.join(REPO, "config", "folio.conf"), os.path.join(root, "config"))
+        with Server(root) as s:
+            self.assertEqual(s.get("/").status, 200)
+            self.assertEqual(s.get("/assets/x.png").status, 404)
 
 
 class Layers(Fixture):
