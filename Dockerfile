@@ -43,6 +43,8 @@ EXPOSE 8080
 # nobody:nogroup, numeric so Kubernetes' runAsNonRoot can check it.
 USER 65534:65534
 WORKDIR /
+# The check is a second folio: it sees this ENV and the config file, not the
+# flags given after the image name (so set the address with -e PORT / FOLIO_HOST).
 HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=3 \
   CMD ["folio", "--health-check"]
 ENTRYPOINT ["folio"]
