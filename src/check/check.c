@@ -95,6 +95,7 @@ static bool check_passes(struct check_run *r)
             check_duplicates(r, &r->files[i]);
         }
     }
+    check_unreadable(r);
     check_all_refs(r);
     if (r->o->unreferenced && !r->failed) {
         check_unreferenced(r);

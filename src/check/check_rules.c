@@ -349,6 +349,19 @@ void check_unreferenced(struct check_run *r)
     }
 }
 
+/* Pages and stylesheets folio cannot read: it answers 403 for them, and
+ * nothing they reference is checked (a reference to one says so too). */
+void check_unreadable(struct check_run *r)
+{
+    for (size_t i = 0; i < r->nfiles; i++) {
+        const struct check_file *f = &r->files[i];
+        if (f->type != CHECK_OTHER && f->status == RESOLVED_FORBIDDEN) {
+            check_note(r, CHECK_ERROR, f, 0, "", f->name,
+                       "cannot be read (folio answers 403), so its references are not checked");
+        }
+    }
+}
+
 /* Every document's references, each against the URL it resolves from. */
 void check_all_refs(struct check_run *r)
 {

@@ -25,6 +25,9 @@ void check_duplicates(struct check_run *r, const struct check_file *f);
  * fragment's from each page that loads it). */
 void check_all_refs(struct check_run *r);
 
+/* Pages and stylesheets that cannot be read (folio's 403). */
+void check_unreadable(struct check_run *r);
+
 /* Files of the routes other than "/" that nothing references. */
 void check_unreferenced(struct check_run *r);
 

@@ -235,7 +235,11 @@ static void check_open(struct check_run *r, const struct route *route, const cha
         char index[PATH_MAX];
         snprintf(index, sizeof(index), "%s%sindex.html", rel, n == 0 || rel[n - 1] == '/' ? "" : "/");
         check_open(r, route, index, true, t);
-        t->problem = t->problem ? "is a folder without index.html" : NULL;
+        t->problem = !t->problem                               ? NULL
+                     : strcmp(t->problem, "not found") == 0 ? "is a folder without index.html"
+                     : strcmp(t->problem, "is not readable") == 0
+                         ? "is a folder whose index.html is not readable"
+                         : "is a folder whose index.html cannot be served";
         return;
     }
     t->problem = check_open_problem(s, e);

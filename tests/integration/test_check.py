@@ -193,6 +193,27 @@ class Edits(unittest.TestCase):
         errs = self.errors()
         self.assertEqual([e[4].split('"')[1] for e in errs], ["b.png", "d.png"])
 
+    def test_a_page_folio_cannot_read(self):
+        # As a user who is not root (root reads any file): the page is an error of its own,
+        # and a link to its folder says why the folder cannot be served.
+        for d, _, names in os.walk(self.tmp):
+            for n in [d] + [os.path.join(d, n) for n in names]:
+                os.chmod(n, 0o755 if os.path.isdir(n) else 0o644)
+        os.chmod(self.p("www/index.html"), 0)
+        with tempfile.TemporaryDirectory() as empty:
+            os.chmod(empty, 0o755)
+            p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + WRAPPER
+                               + [FOLIO, "check", "--root", self.root], cwd=empty,
+                               capture_output=True, text=True, timeout=60 * SLOWDOWN)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        errs = [e for e in problems(p.stdout)[0] if e[3] == "error"]
+        self.assertIn(("www/index.html", 1, 1, "error",
+                       "cannot be read (folio answers 403), so its references are not checked "
+                       "(www/index.html)"), errs)
+        folder = [e for e in errs if e[0] == "www/chapter/index.html"]
+        self.assertEqual(len(folder), 1, errs)
+        self.assertIn('"../#intro" is a folder whose index.html is not readable', folder[0][4])
+
     def test_the_routes_of_the_config_file_are_the_ground_truth(self):
         conf = os.path.join(self.tmp, "folio.conf")
         with open(conf, "w") as f:
