@@ -240,7 +240,14 @@ static bool parse_bool(const char *v, bool *out)
     return false;
 }
 
-/* Digits with an optional K, M or G suffix (powers of 1024). */
+/* Whether end is a unit's rest after its letter: nothing, "B" or "iB" (any case), so
+ * 16K, 16KB, 16KiB and 16kib are one size, as users write it (all 1024s, as nginx's k). */
+static bool unit_rest(const char *end)
+{
+    return end[0] == '\0' || strcasecmp(end, "B") == 0 || strcasecmp(end, "iB") == 0;
+}
+
+/* Digits with an optional K, M or G unit (powers of 1024; unit_rest). */
 static bool parse_unsigned(const char *v, bool with_suffix, unsigned long long *out)
 {
     if (!isdigit((unsigned char)v[0])) {
@@ -255,14 +262,31 @@ static bool parse_unsigned(const char *v, bool with_suffix, unsigned long long *
     if (with_suffix && *end) {
         const char *units = "KMG";
         const char *u = strchr(units, toupper((unsigned char)*end));
-        if (!u || end[1] != '\0' || n > (ULLONG_MAX >> 30)) {
+        if (!u || !unit_rest(end + 1) || n > (ULLONG_MAX >> 30)) {
             return false;
         }
         n <<= 10 * (u - units + 1);
-        end++;
+        end += strlen(end);
     }
     *out = n;
     return *end == '\0';
+}
+
+/* n as a user writes a size: with the largest unit that divides it. */
+static void bytes_text(unsigned n, char *out, size_t size)
+{
+    unsigned shift = n == 0 ? 0 : n % (1u << 30) == 0 ? 30 : n % (1u << 20) == 0 ? 20 : n % 1024 == 0 ? 10 : 0;
+    snprintf(out, size, "%u%s", n >> shift, shift == 30 ? "G" : shift == 20 ? "M" : shift == 10 ? "K" : "");
+}
+
+/* A size out of its range, or not a size: says both the range and how sizes are written. */
+static bool bytes_fail(char *err, size_t err_size, const char *value, unsigned min, unsigned max)
+{
+    char lo[16], hi[16];
+    bytes_text(min, lo, sizeof(lo));
+    bytes_text(max, hi, sizeof(hi));
+    return config_fail(err, err_size, "'%s' is not a byte size from %s to %s (bytes, or with K, M or G: 1024s)",
+                       value, lo, hi);
 }
 
 static bool set_string(char **field, const char *name, const char *value, char *err,
@@ -311,8 +335,9 @@ bool config_set(struct config *c, const char *key, const char *value, char *err,
     case KIND_UINT:
     case KIND_BYTES:
         if (!parse_unsigned(value, s->kind == KIND_BYTES, &n) || n < s->min || n > s->max) {
-            return config_fail(err, err_size, "'%s' is not a%s number from %u to %u", value,
-                               s->kind == KIND_BYTES ? " byte" : "", s->min, s->max);
+            return s->kind == KIND_UINT
+                ? config_fail(err, err_size, "'%s' is not a number from %u to %u", value, s->min, s->max)
+                : bytes_fail(err, err_size, value, s->min, s->max);
         }
         *(unsigned *)field = (unsigned)n;
         return true;
