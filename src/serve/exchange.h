@@ -56,6 +56,7 @@ struct exchange {
     uint64_t sent_mark;            /* the bytes before this response on its connection */
     struct progress_head head;     /* its header block */
     bool interim;                  /* it asked for 100 Continue: bytes no response counts */
+    bool stream;                   /* an event stream: its bytes are always the kernel's count */
     uint64_t body_bytes_queued;    /* the body's length as queued (a HEAD's too, for its Content-Length) */
     bool headers_seen, checked;
     bool last_on_connection;       /* our response ends the connection (connection_kept_alive) */

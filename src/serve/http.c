@@ -140,7 +140,7 @@ static uint64_t bytes_handed(struct MHD_Connection *conn, const struct connectio
         return 0;
     }
     uint64_t body = total - ex->sent_mark - head;
-    return body < ex->bytes || progress_measure_all() ? body : ex->bytes;
+    return body < ex->bytes || progress_measure_all() || ex->stream ? body : ex->bytes;
 }
 
 /* The access-log line of a completed request (see log_request_line). */
@@ -192,7 +192,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
      * $body_bytes_sent); one that completed sent them all, with no syscall. */
     bool incomplete = why != MHD_REQUEST_TERMINATED_COMPLETED_OK && ex->status;
     uint64_t bytes = why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? ex->bytes : 0;
-    if (incomplete || (progress_measure_all() && ex->status)) {
+    if (incomplete || ex->stream || (progress_measure_all() && ex->status)) {
         bytes = bytes_handed(conn, c, ex);
     }
     uint64_t answered_bytes;

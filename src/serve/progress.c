@@ -91,7 +91,9 @@ struct progress_head progress_head_length(struct MHD_Response *resp, unsigned st
     uint64_t length = sizeof("HTTP/1.1 200 \r\n") - 1 + strlen(MHD_get_reason_phrase_for(status));
     length += sizeof("Date: Wed, 02 Dec 2026 13:56:16 GMT\r\n") - 1; /* an IMF-fixdate is 29 bytes */
     length += sum.length;
-    if (!sum.has_length) {
+    if (body_length == PROGRESS_CHUNKED) {
+        length += sizeof("Transfer-Encoding: chunked\r\n") - 1;
+    } else if (!sum.has_length) {
         length += sizeof("Content-Length: \r\n") - 1;
         do { /* its digits */
             length++;

@@ -10,9 +10,11 @@
  * (progress_head_length, derived from libmicrohttpd 0.9.75's layout) it is
  * the body bytes sent. Only a cut pays, one syscall; a response that
  * completes logs its size as before. Where a response's bytes cannot be
- * derived (an interim 100 Continue went before it, a chunked event stream)
- * later marks on that connection ask the kernel at queue time, for bodies
- * of PROGRESS_MARK_MIN or more.
+ * derived (an interim 100 Continue went before it) later marks on that
+ * connection ask the kernel at queue time, for bodies of PROGRESS_MARK_MIN
+ * or more. An event stream (chunked, of no length known) always logs what
+ * the kernel took: its chunks, with their framing, as nginx's
+ * $body_bytes_sent counts them.
  */
 #ifndef FOLIO_PROGRESS_H
 #define FOLIO_PROGRESS_H
@@ -44,9 +46,13 @@ struct progress_head {
     unsigned close_adds; /* what closing adds: PROGRESS_CLOSE_LINE, or 0 when resp names Connection */
 };
 
+/* A body_length for progress_head_length: none known, sent chunked. */
+#define PROGRESS_CHUNKED UINT64_MAX
+
 /* The header block libmicrohttpd 0.9.75 writes for resp with status:
  * "HTTP/1.1 <status> <reason>", its Date, resp's own fields in order, its
- * Content-Length when resp has none, the blank line. The same for every
+ * Content-Length when resp has none (Transfer-Encoding: chunked for
+ * PROGRESS_CHUNKED), the blank line. The same for every
  * queue of resp: a response kept for many requests (ready.c) measures it
  * once. tests/integration/test_progress.py pins this against the bytes a
  * client receives. */

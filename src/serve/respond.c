@@ -61,20 +61,25 @@ static void expect_sending(const struct exchange *ex, struct MHD_Connection *con
 
 /* Prepares ex for a cut of resp to log how far it got (progress.h): the
  * mark is the connection's running total, no syscall; where that is
- * unknown, the kernel's count, for a body of PROGRESS_MARK_MIN or more. An
- * event stream is chunked: its bytes are not derived. head: resp's header
+ * unknown, the kernel's count, for a body of PROGRESS_MARK_MIN or more (and
+ * for an event stream, which may send any amount). head: resp's header
  * block when already measured, else NULL. */
 static void note_progress_mark(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
                                struct MHD_Response *resp, bool stream, const struct progress_head *head)
 {
     ex->measurable = false;
+    ex->stream = stream;
     const struct connection *c = connection_of(conn);
-    if (!c || stream) {
-        return;
+    if (!c || (stream && strcmp(ex->protocol, MHD_HTTP_VERSION_1_1) != 0)) {
+        return; /* an HTTP/1.0 stream is not chunked: its block is not derived */
+    }
+    if (stream) {
+        head = NULL;
+        ex->body_bytes_queued = PROGRESS_CHUNKED;
     }
     if (!c->sent_unknown && !ex->interim) {
         ex->sent_mark = c->sent_before;
-    } else if ((ex->bytes < PROGRESS_MARK_MIN && !progress_measure_all()) ||
+    } else if ((ex->bytes < PROGRESS_MARK_MIN && !progress_measure_all() && !stream) ||
                !progress_kernel_bytes(c->fd, &ex->sent_mark)) {
         return;
     }

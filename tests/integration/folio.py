@@ -289,12 +289,14 @@ class EventStream:
         self.ended = False   # saw the last chunk
         self.eof = False     # the peer closed
         self.in_body = False
+        self.wire = 0
         deadline = time.time() + timeout
         while b"\r\n\r\n" not in self.raw:
             if not self._recv(deadline):
                 raise AssertionError("no response headers: %r" % self.raw)
         head, self.raw = self.raw.split(b"\r\n\r\n", 1)
         self.in_body = True
+        self.wire = len(self.raw)  # body bytes as they came, chunk framing included
         lines = head.decode("latin-1").split("\r\n")
         self.status_line = lines[0]
         self.status = int(lines[0].split()[1])
@@ -324,6 +326,7 @@ class EventStream:
             self.eof = True
             return False
         self.raw += b
+        self.wire += len(b) if self.in_body else 0
         self._dechunk()
         return True
 

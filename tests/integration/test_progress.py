@@ -204,6 +204,31 @@ class CutByClient(Fixture):
         self.assertTrue(lines[1]["complete"])
 
 
+class EventStreamBytes(Fixture):
+    def test_an_event_stream_logs_the_bytes_it_sent(self):
+        # Its chunks with their framing, as nginx's $body_bytes_sent counts a chunked
+        # body: the hello, then an edit's event (it logged 0 before).
+        with Server(self.root) as srv:
+            stream = EventStream(srv.port)
+            try:
+                self.assertEqual(stream.next_event()[0], "hello")
+                write(os.path.join(self.root, "www", "style.css"), "body { color: teal }\n")
+                kinds = []
+                while "css" not in kinds:
+                    event = stream.next_event(5)
+                    self.assertIsNotNone(event, kinds)
+                    kinds.append(event[0])
+                wire = stream.wire
+                slack = socket_buffers(stream.sock)
+            finally:
+                stream.close()
+            line = [l for l in srv.wait_log(1) if "/__folio/events" in l][0]
+        target, logged, incomplete = parsed(line)
+        self.assertEqual(target, "/__folio/events")
+        self.assertGreaterEqual(logged, wire)
+        self.assertLessEqual(logged, wire + slack)
+
+
 class CutAtGrace(Fixture):
     def test_a_slow_download_cut_at_the_end_of_grace_logs_its_bytes_incomplete(self):
         srv = Server(self.root, "--grace", "1")
