@@ -56,6 +56,8 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
         }
     } else if (strcmp(section, "routes") == 0) {
         ok = config_set_route(st->config, name, value, st->line, err, sizeof(err));
+    } else if (!section[0]) {
+        ok = config_fail(err, sizeof(err), "'%s' is outside any section: put it under [server] (or [routes])", name);
     } else {
         ok = config_fail(err, sizeof(err), "unknown section [%s] (expected [server] or [routes])", section);
     }

@@ -70,11 +70,11 @@ static bool read_file(const char *path, char **text, char *err, size_t err_size)
             buf = grown;
         }
     }
-    bool failed = ferror(f);
+    int read_errno = ferror(f) ? errno : 0; /* EISDIR: a folder was named */
     fclose(f);
-    if (!buf || failed || memchr(buf, '\0', len)) {
+    if (!buf || read_errno || memchr(buf, '\0', len)) {
         free(buf);
-        return config_fail(err, err_size, "%s", !buf ? "out of memory" : failed ? "read error"
+        return config_fail(err, err_size, "%s", !buf ? "out of memory" : read_errno ? strerror(read_errno)
                                                                         : "holds NUL bytes, not a config file");
     }
     buf[len] = '\0';
@@ -143,7 +143,7 @@ static const char *env_lookup(char **envp, const char *name)
     size_t len = strlen(name);
     for (char **e = envp; e && *e; e++) {
         if (strncmp(*e, name, len) == 0 && (*e)[len] == '=') {
-            return *e + len + 1;
+            return (*e)[len + 1] ? *e + len + 1 : NULL; /* empty: unset */
         }
     }
     return NULL;
@@ -231,7 +231,8 @@ static void note_typo(struct config *c, const char *variable, const struct setti
              "%sfolio: %s is not a setting, ignored (FOLIO_%s?)", used ? "\n" : "", variable, want);
 }
 
-/* The environment: PORT first (platforms set it), then FOLIO_* over it. */
+/* The environment: PORT first (platforms set it), then FOLIO_* over it. An
+ * empty variable counts as unset, as templated manifests leave them. */
 static enum config_result load_environment(struct config *c, char **envp, struct config_error *err)
 {
     const char *port = env_lookup(envp, "PORT");
@@ -240,7 +241,7 @@ static enum config_result load_environment(struct config *c, char **envp, struct
     }
     for (char **e = envp; e && *e; e++) {
         const char *eq = strchr(*e, '=');
-        if (strncmp(*e, "FOLIO_", 6) != 0 || !eq || strncmp(*e, "FOLIO_CONFIG=", 13) == 0) {
+        if (strncmp(*e, "FOLIO_", 6) != 0 || !eq || !eq[1] || strncmp(*e, "FOLIO_CONFIG=", 13) == 0) {
             continue;
         }
         char key[64], name[80];

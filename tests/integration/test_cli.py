@@ -83,6 +83,12 @@ class Usage(Fixture):
         self.assert_bad(run("--root", self.root, "--port"), "--port needs a value")
         self.assert_bad(run("--root", self.root, "stray"), "unexpected argument 'stray'")
 
+    def test_an_empty_variable_counts_as_unset(self):
+        # As templated manifests leave them: FOLIO_PRODUCTION= is no value, not a bad one.
+        empty = {"PORT": "", "FOLIO_PRODUCTION": "", "FOLIO_CONFIG": "", "FOLIO_ROOT": "", "FOLIO_HOST": ""}
+        with Server(self.root, env=empty) as s:
+            self.assertEqual(json.loads(s.get("/__folio/health").body)["mode"], "preview")
+
     def test_bad_environment(self):
         self.assert_bad(run("--root", self.root, env={"PORT": "eighty"}), "PORT:", "'eighty'")
         self.assert_bad(run("--root", self.root, env={"FOLIO_LIVE_RELOAD": "perhaps"}),
@@ -104,7 +110,11 @@ class Usage(Fixture):
         self.assert_bad(run("--root", self.root, "--config", path), "route /extra/", "missing-folder")
         self.assert_bad(run("--root", self.root, "--config", os.path.join(self.tmp, "absent.conf")),
                         "absent.conf", "No such file")
-        self.assert_bad(run("--root", self.root, env={"FOLIO_CONFIG": self.tmp}), "config", self.tmp)
+        self.assert_bad(run("--root", self.root, env={"FOLIO_CONFIG": self.tmp}), "config", self.tmp,
+                        "Is a directory")
+        path = self.config("port = 8080\n[server]\n")
+        self.assert_bad(run("--root", self.root, "--config", path), path + ":1:",
+                        "'port' is outside any section: put it under [server]")
 
     def test_default_config_is_read_from_the_root(self):
         # ROOT/config/folio.conf, wherever folio starts; the working folder's is not read.
