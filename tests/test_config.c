@@ -163,6 +163,28 @@ static void test_fragments_route_mark(void **state)
     config_finish(&c);
 }
 
+/* Keys indented under their section are keys (inih would continue the first
+ * one's value with the others), inline comments dropped as on a key line. */
+static void test_ini_indented_keys(void **state)
+{
+    (void)state;
+    struct config c;
+    config_init(&c);
+    struct config_error err;
+    assert_true(config_apply_ini(&c, "[server]\n  port = 9000\n  log-format = json ; a comment\n\n\t grace: 3\n"
+                                     "[routes]\n  /data/ = datasets\n  /more/ = more, fragments\n", &err));
+    assert_int_equal(c.port, 9000);
+    assert_int_equal(c.log_format, LOG_FORMAT_JSON);
+    assert_int_equal(c.grace, 3);
+    size_t found = 0;
+    for (size_t i = 0; i < c.route_count; i++) {
+        found += strcmp(c.routes[i].prefix, "/data/") == 0 && strcmp(c.routes[i].dir, "datasets") == 0;
+        found += strcmp(c.routes[i].prefix, "/more/") == 0 && c.routes[i].fragments;
+    }
+    assert_int_equal(found, 2);
+    config_finish(&c);
+}
+
 static const struct {
     const char *text, *error;
 } bad_ini[] = {
@@ -177,6 +199,11 @@ static const struct {
     {"[server]\nbogus line\nport = x\n", "line 2: not a [section] or key = value"},
     {"[server]\nport = x\nbogus line\n", "line 2: port: 'x' is not a number"},
     {"[server\nport = 1\n", "line 1: not a [section] or key = value"},
+    /* Given twice: refused, as nginx and lighttpd refuse it (the last would win unseen). */
+    {"[server]\nport = 9000\n; again\nport = 9001\n", "line 4: port: is given twice (first on line 2)"},
+    {"[routes]\n/a/ = x\n/a = y\n", "line 3: route /a is given twice (first on line 2)"},
+    {"[server]\nport = 1\n  nonsense\n", "line 3: an indented line that is not key = value"},
+    {"port = 1\n", "line 1: 'port' is outside any section: put it under [server]"},
     {"[server]\nroot = /a/very/long/path/that/goes/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/"
      "and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/and/on/x\n",
      "line 2: longer than the 198 characters a line may have"},
@@ -281,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_set_table),
         cmocka_unit_test(test_base_path_is_tidied),
         cmocka_unit_test(test_ini),
+        cmocka_unit_test(test_ini_indented_keys),
         cmocka_unit_test(test_fragments_route_mark),
         cmocka_unit_test(test_bad_ini),
         cmocka_unit_test(test_layers),

@@ -421,6 +421,11 @@ bool config_set_route(struct config *c, const char *prefix, const char *value, i
     char *whole = must(malloc(len + 2));
     memcpy(whole, tidy, len);
     memcpy(whole + len, "/", 2);
+    size_t i = route_index(c, whole);
+    if (line > 0 && i < c->route_count && c->routes[i].line > 0) { /* as nginx and lighttpd refuse a duplicate */
+        free(whole);
+        return config_fail(err, err_size, "route %s is given twice (first on line %d)", prefix, c->routes[i].line);
+    }
     bool fragments;
     char *folder = route_folder(value, &fragments);
     put_route(c, whole, folder, fragments, line);
