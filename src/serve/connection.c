@@ -394,7 +394,7 @@ bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool la
 static void answer_instead(struct connection *c, unsigned status)
 {
     char page[RESPONSE_PAGE_MAX], date[30], response[RESPONSE_PAGE_MAX + 512];
-    size_t len = response_error_page(status, "", page, sizeof(page));
+    size_t len = response_error_page(status, NULL, "", page, sizeof(page));
     precondition_date_format(time(NULL), date);
     int n = snprintf(response, sizeof(response),
                      "HTTP/1.1 %u %s\r\nDate: %s\r\nConnection: close\r\n"

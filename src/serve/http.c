@@ -83,8 +83,9 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     if (ex->body_bytes > ADMISSION_BODY_MAX) {
         return respond_error(conn, ex, 413);
     }
-    if (!exchange_prefix(conn, ex)) {
-        return respond_error(conn, ex, 400);
+    if (!exchange_prefix(conn, ex)) { /* the proxy's fault: say which header, for its operator */
+        return respond_error_why(conn, ex, 400, "The proxy's X-Forwarded-Prefix is not a URL path such as "
+                                                "/article (folio believes it: --trust-proxy).");
     }
     if (strcmp(method, "OPTIONS") == 0) {
         return respond_options(conn, ex);

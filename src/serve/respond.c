@@ -137,6 +137,13 @@ enum MHD_Result respond_ready(struct MHD_Connection *conn, struct exchange *ex, 
 /* See respond.h. */
 enum MHD_Result respond_error(struct MHD_Connection *conn, struct exchange *ex, unsigned status)
 {
+    return respond_error_why(conn, ex, status, NULL);
+}
+
+/* See respond.h. */
+enum MHD_Result respond_error_why(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
+                                  const char *why)
+{
     const struct exchange_server *s = ex->server;
     struct MHD_Response *resp = NULL;
     uint64_t len = 0;
@@ -164,7 +171,7 @@ enum MHD_Result respond_error(struct MHD_Connection *conn, struct exchange *ex, 
         if (s->live && facts.document) {
             s->live->script_tag(s->live->ctx, request_depth(ex->target), script, sizeof(script));
         }
-        len = response_error_page(status, script, text, sizeof(text));
+        len = response_error_page(status, why, script, text, sizeof(text));
         resp = response_from_text(text);
     }
     if (!resp) {

@@ -36,6 +36,10 @@ enum MHD_Result respond_ready(struct MHD_Connection *conn, struct exchange *ex, 
  * article has one, prepared for the address that was not found. */
 enum MHD_Result respond_error(struct MHD_Connection *conn, struct exchange *ex, unsigned status);
 
+/* respond_error with folio's page saying why (response_error_page). */
+enum MHD_Result respond_error_why(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
+                                  const char *why);
+
 /* A 301 to location, a relative reference: it stays right behind any proxy
  * prefix (PEERS.md theme I). */
 enum MHD_Result respond_moved(struct MHD_Connection *conn, struct exchange *ex, const char *location);

@@ -151,12 +151,12 @@ const char *response_status_text(unsigned status)
 }
 
 /* See response.h. */
-size_t response_error_page(unsigned status, const char *script, char *buf, size_t size)
+size_t response_error_page(unsigned status, const char *why, const char *script, char *buf, size_t size)
 {
     const char *text = response_status_text(status);
     int n = snprintf(buf, size,
                      "<!doctype html>\n<html lang=\"en\"><meta charset=\"utf-8\"><title>%u %s</title>\n"
-                     "<h1>%u %s</h1>\n<p>folio could not serve this address.</p>\n%s</html>\n",
-                     status, text, status, text, script);
+                     "<h1>%u %s</h1>\n<p>%s</p>\n%s</html>\n",
+                     status, text, status, text, why ? why : "folio could not serve this address.", script);
     return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
 }

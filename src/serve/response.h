@@ -54,8 +54,9 @@ void response_add_error_headers(struct MHD_Response *r, unsigned status);
 /* The reason phrase of a status folio sends as an error. */
 const char *response_status_text(unsigned status);
 
-/* Writes folio's own page for status into buf, with script (a tag, or "")
- * before its end; returns its length. */
-size_t response_error_page(unsigned status, const char *script, char *buf, size_t size);
+/* Writes folio's own page for status into buf, saying why (a sentence of
+ * ours, never the client's bytes; NULL: that folio could not serve the
+ * address), with script (a tag, or "") before its end; returns its length. */
+size_t response_error_page(unsigned status, const char *why, const char *script, char *buf, size_t size);
 
 #endif

@@ -413,7 +413,12 @@ class ForwardedPrefix(ArticleTestCase):
 
     def test_bad_prefix_is_refused(self):
         for bad in ('/a"><script>', "article", "/a/../b", "//evil.example"):
-            self.assertEqual(self.server.get("/", X_Forwarded_Prefix=bad).status, 400, bad)
+            r = self.server.get("/", X_Forwarded_Prefix=bad)
+            self.assertEqual(r.status, 400, bad)
+            # names the header for the proxy's operator, and never echoes what came
+            self.assertIn(b"X-Forwarded-Prefix is not a URL path such as /article", r.body)
+            if bad != "article":  # a word of the sentence itself
+                self.assertNotIn(bad.encode(), r.body)
 
     def test_page_gets_both_prefix_and_client(self):
         body = self.server.get("/", X_Forwarded_Prefix="/article", Sec_Fetch_Dest="document").body
