@@ -369,12 +369,20 @@ bool config_check_routes(struct config *c, struct config_error *err, FILE *notes
         snprintf(what, sizeof(what), "route %s: folder ", r->prefix);
         not_a_folder(err, &from, what, path);
         if (!r->line) {
-            char hint[400];
-            snprintf(hint, sizeof(hint), root_page
-                         ? " (is this the article? --root DIR names the folder that holds www/; '%s =' "
-                           "under [routes] in the config file drops the route)"
-                         : " (a default route; '%s =' under [routes] in the config file drops it)",
-                     r->prefix);
+            char hint[400], root_set[PATH_MAX + 40] = "--root DIR names";
+            const struct config_source *rf = &c->root_from; /* where the root came from, if not the default */
+            if (rf->name[0] && rf->line) {
+                snprintf(root_set, sizeof(root_set), "the root, from %.200s:%d, must be", rf->name, rf->line);
+            } else if (rf->name[0]) {
+                snprintf(root_set, sizeof(root_set), "the root, from %.200s, must be", rf->name);
+            }
+            if (root_page) {
+                snprintf(hint, sizeof(hint), " (is this the article? %s the folder that holds www/; '/ =' "
+                                             "under [routes] in the config file drops the route)", root_set);
+            } else {
+                snprintf(hint, sizeof(hint), " (a default route; '%s =' under [routes] in the config file drops it)",
+                         r->prefix);
+            }
             add_hint(err, hint);
         }
         return false;

@@ -99,7 +99,12 @@ class Usage(Fixture):
         # fragments/ and assets/ may be absent (test_ops: an article of www/ alone); www/ not.
         partial = os.path.join(self.tmp, "partial")
         os.makedirs(os.path.join(partial, "assets"), exist_ok=True)
-        self.assert_bad(run("--root", partial), "route /: folder", "www", "No such file", "--root DIR")
+        self.assert_bad(run(cwd=partial), "route /: folder", "www", "No such file", "--root DIR")
+        # a root someone set is named with where it was set
+        self.assert_bad(run("--root", partial), "route /: folder", "the root, from --root, must be")
+        self.assert_bad(run(env={"FOLIO_ROOT": partial}), "the root, from FOLIO_ROOT, must be")
+        path = self.config("[server]\nroot = %s\n" % partial)
+        self.assert_bad(run("--config", path), "the root, from %s:2, must be" % path)
 
     def test_bad_config_file(self):
         path = self.config("[server]\nport = 8080\nthreads = many\n")
