@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -28,6 +29,13 @@ static enum config_result invalid(struct config_error *err, const char *source, 
         snprintf(err->message, sizeof(err->message), "%s", message);
     }
     return CONFIG_INVALID;
+}
+
+/* Appends text to err's message. */
+static void add_hint(struct config_error *err, const char *text)
+{
+    size_t used = strlen(err->message);
+    snprintf(err->message + used, sizeof(err->message) - used, "%s", text);
 }
 
 void config_error_format(const struct config_error *err, char *out, size_t size)
@@ -189,17 +197,22 @@ static struct first_pass scan_first(struct config *c, int argc, char **argv, cha
  * wherever folio was started from (root comes from the flag or FOLIO_ROOT). */
 static enum config_result load_file(struct config *c, const struct first_pass *p, struct config_error *err)
 {
-    char default_path[PATH_MAX], why[256];
+    char default_path[PATH_MAX], why[256] = "";
     const char *path = p->config_path;
     snprintf(default_path, sizeof(default_path), "%s/config/folio.conf", p->root && *p->root ? p->root : ".");
-    if (!path && access(default_path, F_OK) == 0) {
+    /* A link there to nothing (a mount gone wrong) is named, not taken for no file. */
+    if (!path && faccessat(AT_FDCWD, default_path, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
         path = strncmp(default_path, "./", 2) == 0 ? default_path + 2 : default_path;
     }
     char *text = NULL;
     if (!path) {
         return CONFIG_OK;
     }
-    if (!read_file(path, &text, why, sizeof(why))) {
+    struct stat link, target;
+    if (lstat(path, &link) == 0 && S_ISLNK(link.st_mode) && stat(path, &target) != 0) {
+        snprintf(why, sizeof(why), "a symbolic link to nothing there (%s)", strerror(errno));
+    }
+    if (why[0] || !read_file(path, &text, why, sizeof(why))) {
         char source[PATH_MAX + 8];
         snprintf(source, sizeof(source), "config %s", path);
         return invalid(err, source, 0, why);
@@ -231,13 +244,25 @@ static void note_typo(struct config *c, const char *variable, const struct setti
              "%sfolio: %s is not a setting, ignored (FOLIO_%s?)", used ? "\n" : "", variable, want);
 }
 
+/* r, with a hint on err when value is a service link's address (Kubernetes
+ * gives a pod FOLIO_PORT=tcp://... for a Service named folio, as Docker's
+ * --link did). */
+static enum config_result service_link(enum config_result r, struct config_error *err, const char *value)
+{
+    if (strncmp(value, "tcp://", 6) == 0) {
+        add_hint(err, " (a service link's address: Kubernetes sets FOLIO_PORT for a Service named folio; "
+                      "set enableServiceLinks: false in the pod spec)");
+    }
+    return r;
+}
+
 /* The environment: PORT first (platforms set it), then FOLIO_* over it. An
  * empty variable counts as unset, as templated manifests leave them. */
 static enum config_result load_environment(struct config *c, char **envp, struct config_error *err)
 {
     const char *port = env_lookup(envp, "PORT");
-    if (port && port[0] && !config_set(c, "port", port, err->message, sizeof(err->message))) {
-        return invalid(err, "PORT", 0, err->message);
+    if (port && !config_set(c, "port", port, err->message, sizeof(err->message))) {
+        return service_link(invalid(err, "PORT", 0, err->message), err, port);
     }
     for (char **e = envp; e && *e; e++) {
         const char *eq = strchr(*e, '=');
@@ -254,7 +279,7 @@ static enum config_result load_environment(struct config *c, char **envp, struct
             continue;
         }
         if (!config_set(c, key, eq + 1, err->message, sizeof(err->message))) {
-            return invalid(err, name, 0, err->message);
+            return service_link(invalid(err, name, 0, err->message), err, eq + 1);
         }
         config_note_source(c, key, name, 0);
     }
@@ -320,13 +345,6 @@ static bool not_a_folder(struct config_error *err, const struct config_source *f
     err->source = *from;
     snprintf(err->message, sizeof(err->message), "%s%s: %s", what, path, why);
     return false;
-}
-
-/* Appends text to err's message. */
-static void add_hint(struct config_error *err, const char *text)
-{
-    size_t used = strlen(err->message);
-    snprintf(err->message + used, sizeof(err->message) - used, "%s", text);
 }
 
 /* Drops route i of c (a default one whose folder is absent), saying so on notes. */

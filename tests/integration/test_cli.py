@@ -91,6 +91,9 @@ class Usage(Fixture):
 
     def test_bad_environment(self):
         self.assert_bad(run("--root", self.root, env={"PORT": "eighty"}), "PORT:", "'eighty'")
+        # what Kubernetes puts in a pod beside a Service named folio
+        self.assert_bad(run("--root", self.root, env={"FOLIO_PORT": "tcp://10.0.0.7:80"}), "FOLIO_PORT:",
+                        "service link", "enableServiceLinks: false")
         self.assert_bad(run("--root", self.root, env={"FOLIO_LIVE_RELOAD": "perhaps"}),
                         "FOLIO_LIVE_RELOAD", "yes/no")
 
@@ -131,6 +134,10 @@ class Usage(Fixture):
         self.assert_bad(run("--root", root, cwd="/"), root + "/config/folio.conf:2:", "log-format")
         self.assert_bad(run(env={"FOLIO_ROOT": root}, cwd="/"), root + "/config/folio.conf:2:")
         self.assert_bad(run(cwd=root), "config/folio.conf:2:", "log-format")
+        # a link there to nothing is named, not taken for no file
+        os.remove(os.path.join(root, "config", "folio.conf"))
+        os.symlink("/nonexistent/folio.conf", os.path.join(root, "config", "folio.conf"))
+        self.assert_bad(run("--root", root), root + "/config/folio.conf", "a symbolic link to nothing there")
         self.assertEqual(run("--root", self.root, "--port", "99999", cwd=root).stderr,
                          "folio: --port: '99999' is not a number from 0 to 65535\n")
 
