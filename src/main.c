@@ -322,8 +322,10 @@ static void print_banner(const struct config *boot, const char *root, bool live,
     const char *host = boot->host;
     bool any = !strcmp(host, "0.0.0.0") || !strcmp(host, "::");
     bool v6 = strchr(host, ':') != NULL;
+    /* --watch poll is said here; auto says so itself when it falls back to polling */
     fprintf(stderr, "folio: serving %s (%s%s) at http://%s%s%s:%u/\n", root,
-            boot->production ? "production" : "preview", live ? ", live reload" : "",
+            boot->production ? "production" : "preview",
+            !live ? "" : (enum watch_mode)boot->watch == WATCH_POLL ? ", live reload by polling" : ", live reload",
             v6 && !any ? "[" : "", any ? "127.0.0.1" : host, v6 && !any ? "]" : "", port);
     if (any) {
         print_network_urls(v6, port);

@@ -104,6 +104,7 @@ class InotifyTest(DeepTreeTestCase):
 class PollTest(DeepTreeTestCase):
     def test_poll_looks_at_the_deepest_folder(self):
         with Server(self.root, "--watch", "poll", "--poll-interval", "100") as server:
+            self.assertIn("(preview, live reload by polling) at http://", server.banner)
             self.assertEqual(self.watched(server), DEPTH + 1)
             self.assert_deep_change_heard(server)
 
