@@ -89,6 +89,47 @@ static bool check_runs_scripts(const struct check_file *f)
     return scripts;
 }
 
+/* Edits (insert, delete, change, swap of two neighbours) from a to b;
+ * limit + 1 when their lengths alone differ by more, or one is over 63 bytes. */
+static size_t check_edits(const char *a, const char *b, size_t limit)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 63 || m > 63 || (n > m ? n - m : m - n) > limit) {
+        return limit + 1;
+    }
+    unsigned d[64][64];
+    for (size_t i = 0; i <= n; i++) {
+        for (size_t j = 0; j <= m; j++) {
+            unsigned best = i == 0 ? (unsigned)j : j == 0 ? (unsigned)i : d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (i > 0 && j > 0) {
+                best = d[i - 1][j] + 1 < best ? d[i - 1][j] + 1 : best;
+                best = d[i][j - 1] + 1 < best ? d[i][j - 1] + 1 : best;
+            }
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best) {
+                best = d[i - 2][j - 2] + 1;
+            }
+            d[i][j] = best;
+        }
+    }
+    return d[n][m];
+}
+
+/* The id of @f nearest to @id, a typo away (2 edits, at most a third of
+ * its length), for a "did you mean"; NULL when none is. */
+static const char *check_near_anchor(const struct check_file *f, const char *id)
+{
+    size_t limit = strlen(id) / 3 < 2 ? strlen(id) / 3 : 2, best = limit + 1;
+    const char *near = NULL;
+    for (size_t i = 0; i < f->nanchors && limit > 0; i++) {
+        size_t e = check_edits(id, f->anchors[i].id, limit);
+        if (e < best) {
+            best = e;
+            near = f->anchors[i].id;
+        }
+    }
+    return near;
+}
+
 /* An in-page anchor: "#" and "#top" always scroll (HTML 7.4.6.4). An id no
  * source holds is an error in a page without scripts; in one that runs
  * scripts it is unverified (check.h), an error only under --strict. */
@@ -101,17 +142,21 @@ static void check_anchor(struct check_run *r, const struct check_file *doc, cons
     if (target == NULL || id[0] == '\0' || strcasecmp(id, "top") == 0 || check_has_anchor(target, id)) {
         return;
     }
-    char resolved[PATH_MAX];
+    char resolved[PATH_MAX], hint[96] = "";
     snprintf(resolved, sizeof(resolved), "%s#%s", target->name, id);
+    const char *near = check_near_anchor(target, id);
+    if (near) {
+        snprintf(hint, sizeof(hint), "; did you mean \"%s\"?", near);
+    }
     if (!check_runs_scripts(target)) {
         check_note(r, CHECK_ERROR, doc, ref->offset, ref->url, resolved,
-                   "%s \"%s\" points at no element with id \"%s\"", ref->what, ref->url, id);
+                   "%s \"%s\" points at no element with id \"%s\"%s", ref->what, ref->url, id, hint);
         return;
     }
     size_t before = r->npending;
     check_note(r, r->o->strict ? CHECK_ERROR : CHECK_WARNING, doc, ref->offset, ref->url, resolved,
-               "%s \"%s\" points at no element with id \"%s\" in the source; may be made by a script",
-               ref->what, ref->url, id);
+               "%s \"%s\" points at no element with id \"%s\" in the source; may be made by a script%s",
+               ref->what, ref->url, id, hint);
     if (r->npending > before) {
         r->pending[before].code = CHECK_CODE_UNVERIFIED_ANCHOR;
     }

@@ -193,6 +193,18 @@ class Edits(unittest.TestCase):
         errs = self.errors()
         self.assertEqual([e[4].split('"')[1] for e in errs], ["b.png", "d.png"])
 
+    def test_an_anchor_a_typo_away_from_an_id_says_which(self):
+        with open(self.p("www/index.html"), "a") as f:
+            f.write('<a href="#fragment-nots">notes</a><a href="#elsewhere">far</a>\n')
+        code, out, _ = check(self.root)
+        found, _ = problems(out)
+        typo = [p for p in found if '"#fragment-nots"' in p[4]]
+        self.assertEqual(len(typo), 1, out)
+        self.assertIn('may be made by a script; did you mean "fragment-notes"? [unverified-anchor]', typo[0][4])
+        far = [p for p in found if '"#elsewhere"' in p[4]]
+        self.assertEqual(len(far), 1, out)
+        self.assertNotIn("did you mean", far[0][4])
+
     def test_a_page_folio_cannot_read(self):
         # As a user who is not root (root reads any file): the page is an error of its own,
         # and a link to its folder says why the folder cannot be served.
