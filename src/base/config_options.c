@@ -387,7 +387,7 @@ bool config_check_routes(struct config *c, struct config_error *err, FILE *notes
         snprintf(what, sizeof(what), "route %s: folder ", r->prefix);
         not_a_folder(err, &from, what, path);
         if (!r->line) {
-            char hint[400], root_set[PATH_MAX + 40] = "--root DIR names";
+            char hint[400], root_set[260] = "--root DIR names";
             const struct config_source *rf = &c->root_from; /* where the root came from, if not the default */
             if (rf->name[0] && rf->line) {
                 snprintf(root_set, sizeof(root_set), "the root, from %.200s:%d, must be", rf->name, rf->line);

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/say_limit.h"
+
 /* Set on the accept thread: its MHD_add_connection calls log refusals that
  * the call's result already counts (acceptor_lost). */
 static _Thread_local bool on_accept_thread;
@@ -29,7 +31,7 @@ struct acceptor {
     unsigned limit;
     atomic_uint held;       /* sockets handed to the daemon and not yet closed */
     atomic_bool stopping;
-    _Atomic time_t lost_said_at; /* when acceptor_lost last wrote to stderr; 0: never */
+    struct say_limit out_of_descriptors, lost; /* their stderr lines, one a minute */
     bool started;
     pthread_t thread;
 };
@@ -70,7 +72,7 @@ static void wake(struct acceptor *a)
 enum accept_stop { ACCEPT_NONE_LEFT, ACCEPT_AT_CAP, ACCEPT_OUT_OF_DESCRIPTORS };
 
 /* Accepts every connection waiting, up to the limit. */
-static enum accept_stop accept_waiting(struct acceptor *a, time_t *said_at)
+static enum accept_stop accept_waiting(struct acceptor *a)
 {
     while (atomic_load(&a->held) < a->limit) {
         struct sockaddr_storage peer;
@@ -89,12 +91,10 @@ static enum accept_stop accept_waiting(struct acceptor *a, time_t *said_at)
         if (errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM) {
             return ACCEPT_NONE_LEFT; /* EAGAIN */
         }
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (*said_at == 0 || now.tv_sec - *said_at >= ACCEPT_SAY_EVERY_S) {
+        unsigned long withheld;
+        if (say_limit_pass(&a->out_of_descriptors, ACCEPT_SAY_EVERY_S, &withheld)) {
             fprintf(stderr, "folio: accept: %s: new connections wait (raise the open-file limit)\n",
                     strerror(errno));
-            *said_at = now.tv_sec ? now.tv_sec : 1;
         }
         return ACCEPT_OUT_OF_DESCRIPTORS;
     }
@@ -108,7 +108,6 @@ static void *accept_main(void *arg)
     struct acceptor *a = arg;
     on_accept_thread = true;
     enum accept_stop why = ACCEPT_NONE_LEFT;
-    time_t said_at = 0;
     while (!atomic_load(&a->stopping)) {
         struct pollfd p[2] = {{.fd = a->wake_fd, .events = POLLIN},
                               {.fd = a->listen_fd, .events = why == ACCEPT_NONE_LEFT ? POLLIN : 0}};
@@ -122,7 +121,7 @@ static void *accept_main(void *arg)
         if (p[0].revents && read(a->wake_fd, &count, sizeof(count)) < 0) {
             continue; /* EAGAIN: nothing was there after all */
         }
-        why = accept_waiting(a, &said_at);
+        why = accept_waiting(a);
     }
     return NULL;
 }
@@ -164,11 +163,8 @@ void acceptor_lost(struct acceptor *a, const char *reason)
         return; /* (none held: the message was not about a socket handed over) */
     }
     acceptor_closed(a);
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    time_t said = atomic_load(&a->lost_said_at);
-    if ((said == 0 || now.tv_sec - said >= ACCEPT_SAY_EVERY_S) &&
-        atomic_compare_exchange_strong(&a->lost_said_at, &said, now.tv_sec ? now.tv_sec : 1)) {
+    unsigned long withheld;
+    if (say_limit_pass(&a->lost, ACCEPT_SAY_EVERY_S, &withheld)) {
         fprintf(stderr, "folio: a connection was closed before its first request: %s\n", reason);
     }
 }

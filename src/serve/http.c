@@ -287,7 +287,6 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
     unsigned long unbound = 2ul * (unsigned long)c->connection_limit * (c->threads > 1 ? c->threads : 1);
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, accept_unless_quiesced, s, handle_request, s,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)(unbound < UINT_MAX ? unbound : UINT_MAX),
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->per_ip_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
@@ -296,6 +295,10 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
         MHD_OPTION_NOTIFY_COMPLETED, on_request_done, s,
         MHD_OPTION_NOTIFY_CONNECTION, connection_on_notify, &s->conns,
         MHD_OPTION_EXTERNAL_LOGGER, connection_on_mhd_message, &s->conns,
+        /* Last: one worker is the polling thread itself, with no pool option at
+         * all (0.9.75 warns on stderr of a pool of 0 or 1, and ignores it), so
+         * there the list ends one option early. */
+        c->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (unsigned)c->threads,
         MHD_OPTION_END);
     connection_daemon_started(&s->conns);
     if (!d || !acceptor_start(s->acceptor, d)) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/config.h"
+#include "base/say_limit.h"
 #include "cache.h"
 #include "entry.h"
 #include "exchange.h"
@@ -176,15 +177,23 @@ static const char *settle_target(struct exchange *ex, const char *path, size_t s
     return ex->target + n;
 }
 
-/* The error a failed open calls for, said once on stderr with the path
- * escaped as the log escapes it (it is decoded: "%0a" or "%1b" in it must
- * not forge a line or reach a terminal). */
+/* The error a failed open calls for, said on stderr with the path escaped
+ * as the log escapes it (it is decoded: "%0a" or "%1b" in it must not forge
+ * a line or reach a terminal), a line a minute at most: a client repeating a
+ * request that fails (out of descriptors, say) must not flood it. */
 static enum MHD_Result respond_open_failed(struct MHD_Connection *conn, struct exchange *ex,
                                            const char *path, int err)
 {
-    char shown[4 * PATH_MAX + 8];
-    log_escape(path, shown, sizeof(shown));
-    fprintf(stderr, "folio: %s: %s\n", shown, strerror(err));
+    static struct say_limit open_failures;
+    unsigned long withheld;
+    if (say_limit_pass(&open_failures, 60, &withheld)) {
+        char shown[4 * PATH_MAX + 8], more[64] = "";
+        log_escape(path, shown, sizeof(shown));
+        if (withheld) {
+            snprintf(more, sizeof(more), " (%lu more not said since the last such line)", withheld);
+        }
+        fprintf(stderr, "folio: %s: %s%s\n", shown, strerror(err), more);
+    }
     return respond_error(conn, ex, err == EMFILE || err == ENFILE ? 503 : 500);
 }
 

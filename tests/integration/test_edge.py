@@ -568,6 +568,61 @@ class StalledLog(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+class StalledStderr(unittest.TestCase):
+    """Requests whose file cannot be opened (out of descriptors) are each a
+    503, but their stderr line is said once a minute: with a stderr nobody
+    reads, a line each filled the pipe after some 1,500 and every worker
+    blocked on it, for good."""
+
+    def test_a_flood_of_failing_opens_with_a_stderr_nobody_reads(self):
+        tmp = tempfile.mkdtemp(prefix="folio-edge-")
+        reader, writer = os.pipe()
+        try:
+            root = make_article(os.path.join(tmp, "article"))
+            write(os.path.join(root, "www", "big.bin"), b"b" * 100_000)
+            proc = subprocess.Popen([*WRAPPER, FOLIO, "--root", root, "--host", "127.0.0.1", "--port", "0",
+                                     "--production", "--quiet", "--threads", "1"],
+                                    stdout=subprocess.DEVNULL, stderr=writer, cwd=root, preexec_fn=die_with_parent)
+            os.close(writer)
+            banner = b""
+            while not banner.endswith(b"\n"):
+                banner += os.read(reader, 1)
+            port = int(banner.decode().rsplit(":", 1)[1].strip().strip("/"))
+            clients = [socket.create_connection(("127.0.0.1", port), timeout=10 * SLOWDOWN) for _ in range(4)]
+            for c in clients:  # each accepted (an accept past the limit would wait) and kept alive
+                c.sendall(b"GET /__folio/health HTTP/1.1\r\nHost: t\r\n\r\n")
+                data = b""
+                while not data.endswith(b"}\n"):
+                    data += c.recv(4096)
+            fds = len(os.listdir("/proc/%d/fd" % proc.pid))
+            hard = resource.prlimit(proc.pid, resource.RLIMIT_NOFILE)[1]
+            resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (fds, hard))  # no open can succeed
+            ask = b"GET /big.bin HTTP/1.1\r\nHost: t\r\nRange: bytes=0-9\r\n\r\n"  # opens the file each time
+            for i in range(3000):
+                c = clients[i % len(clients)]
+                c.sendall(ask)
+                data = b""
+                while b"\r\n\r\n" not in data or not data.endswith(b"</html>\n"):
+                    chunk = c.recv(4096)
+                    self.assertTrue(chunk, "no answer to request %d" % i)
+                    data += chunk
+                self.assertEqual(status_of(data), 503, data[:200])
+            for c in clients:
+                c.close()
+            resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (fds + 64, hard))
+            with socket.create_connection(("127.0.0.1", port), timeout=5 * SLOWDOWN) as s:
+                s.sendall(ask.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+                self.assertEqual(status_of(s.recv(4096)), 206)
+            os.set_blocking(reader, False)
+            said = os.read(reader, 1 << 20).decode()
+            self.assertEqual(said.count("Too many open files"), 1, said)
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(10 * SLOWDOWN), 0)
+        finally:
+            os.close(reader)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 class AccessLogBatches(ArticleTestCase):
     """The access log's writer lets lines gather for a moment and writes them
     together (log.c): a write and a wake per line cost 7-12 us a request."""
