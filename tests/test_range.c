@@ -30,10 +30,20 @@ static const struct {
     {"bytes=-", 100, RANGE_NONE, 0, 0},
     {"bytes=a-b", 100, RANGE_NONE, 0, 0},
     {"bytes=1-2-3", 100, RANGE_NONE, 0, 0},
-    {"bytes=1-2,", 100, RANGE_NONE, 0, 0},
+    /* Empty list elements are accepted (RFC 9110 5.6.1); none but them is no range-set. */
+    {"bytes=1-2,", 100, RANGE_SATISFIABLE, 1, 2},
+    {"bytes=,0-1", 100, RANGE_SATISFIABLE, 0, 1},
+    {"bytes= , ,5-6 , ", 100, RANGE_SATISFIABLE, 5, 6},
+    {"bytes=,", 100, RANGE_NONE, 0, 0},
+    {"bytes=0-1,,5-6", 100, RANGE_NONE, 0, 0},
     {"items=0-5", 100, RANGE_NONE, 0, 0},
     {"bytes 0-5", 100, RANGE_NONE, 0, 0},
-    {"bytes=99999999999999999999999-", 100, RANGE_NONE, 0, 0}, /* overflow */
+    /* Past 2^64 - 1: still a position past the end (RFC 9110 14.1.2), as nginx answers a first-pos */
+    {"bytes=99999999999999999999999-", 100, RANGE_UNSATISFIABLE, 0, 0},
+    {"bytes=18446744073709551615-", 100, RANGE_UNSATISFIABLE, 0, 0},
+    {"bytes=0-99999999999999999999999", 100, RANGE_SATISFIABLE, 0, 99},
+    {"bytes=-99999999999999999999999", 100, RANGE_SATISFIABLE, 0, 99},
+    {"bytes=99999999999999999999998-99999999999999999999999", 100, RANGE_UNSATISFIABLE, 0, 0},
     {"bytes=0-0,1-1,2-2,3-3,4-4,5-5,6-6,7-7,8-8,9-9,10-10,11-11,12-12,13-13,14-14,15-15,16-16", 100, RANGE_NONE, 0, 0},
 };
 

@@ -15,7 +15,10 @@ static const char *skip_space(const char *p)
     return p;
 }
 
-/* Reads 1*DIGIT; false on none or on overflow. */
+/* Reads 1*DIGIT; false on none. A number past 2^64 - 1 reads as that:
+ * every position so far is past any file's end, so a first-pos there is
+ * unsatisfiable and a last-pos there clamps to the end (RFC 9110 14.1.2),
+ * as it would if it fit. */
 static bool parse_number(const char **p, uint64_t *out)
 {
     const char *s = *p;
@@ -24,10 +27,8 @@ static bool parse_number(const char **p, uint64_t *out)
         return false;
     }
     for (; *s >= '0' && *s <= '9'; s++) {
-        if (v > (UINT64_MAX - 9) / 10) {
-            return false;
-        }
-        v = v * 10 + (uint64_t)(*s - '0');
+        unsigned digit = (unsigned)(*s - '0');
+        v = v > (UINT64_MAX - digit) / 10 ? UINT64_MAX : v * 10 + digit;
     }
     *p = s;
     *out = v;
@@ -49,8 +50,14 @@ enum range_result range_parse(const char *header, uint64_t size, uint64_t *first
     }
     unsigned specs = 0, satisfiable = 0;
     uint64_t from = 0, to = 0;
-    for (;;) {
+    for (;; p++) { /* one range-spec, or an empty list element (RFC 9110 5.6.1), a turn */
         p = skip_space(p);
+        if (*p == '\0') {
+            break;
+        }
+        if (*p == ',') {
+            continue;
+        }
         uint64_t a = 0, b = 0;
         bool has_first = parse_number(&p, &a);
         if (*p++ != '-') {
@@ -81,9 +88,12 @@ enum range_result range_parse(const char *header, uint64_t size, uint64_t *first
         if (*p == '\0') {
             break;
         }
-        if (*p++ != ',') {
+        if (*p != ',') {
             return RANGE_NONE;
         }
+    }
+    if (specs == 0) {
+        return RANGE_NONE; /* "bytes=" or "bytes=,": no range-spec at all */
     }
     if (satisfiable == 0) {
         return RANGE_UNSATISFIABLE;
