@@ -22,6 +22,11 @@ static const struct {
     {{NULL, "\"other\"", NULL, NULL}, PRECONDITION_PASS},
     {{NULL, "\"1a-2b-3c-gz\"", NULL, NULL}, PRECONDITION_PASS}, /* another variant */
     {{NULL, "garbage", NULL, NULL}, PRECONDITION_PASS},
+    /* empty list elements are accepted (RFC 9110 5.6.1) */
+    {{NULL, ", " ETAG, NULL, NULL}, PRECONDITION_NOT_MODIFIED},
+    {{NULL, "\"x\", ,," ETAG ",", NULL, NULL}, PRECONDITION_NOT_MODIFIED},
+    {{", " ETAG, NULL, NULL, NULL}, PRECONDITION_PASS},
+    {{",", NULL, NULL, NULL}, PRECONDITION_FAILED},
     {{NULL, NULL, "Sun, 06 Nov 1994 08:49:37 GMT", NULL}, PRECONDITION_NOT_MODIFIED},
     {{NULL, NULL, "Sun, 06 Nov 1994 08:49:36 GMT", NULL}, PRECONDITION_PASS},
     {{NULL, NULL, "Mon, 07 Nov 1994 00:00:00 GMT", NULL}, PRECONDITION_NOT_MODIFIED},

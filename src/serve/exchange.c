@@ -46,15 +46,53 @@ struct entry_facts exchange_facts(struct MHD_Connection *conn, const struct exch
     };
 }
 
-/* See exchange.h. */
+/* Where a list sent on several lines is joined: per thread, valid until its
+ * next exchange_conditionals (whose caller compares at once). A list longer
+ * than this keeps the lines that fit: past 4 KiB of entity tags. */
+enum { CONDITIONAL_JOINED_MAX = 4096 };
+static _Thread_local char joined_lists[2][CONDITIONAL_JOINED_MAX];
+
+/* One request field for exchange_conditionals (cls: the headers so far). A
+ * second line of If-Match or If-None-Match extends the first: repeated list
+ * lines are one comma-separated list (RFC 9110 5.3). A date is no list: its
+ * first line counts. */
+static enum MHD_Result note_conditional(void *cls, enum MHD_ValueKind kind, const char *name, size_t name_len,
+                                        const char *value, size_t value_len)
+{
+    (void)kind; (void)name_len; (void)value_len; /* libmicrohttpd's signature */
+    struct precondition_headers *h = cls;
+    bool match = strcasecmp(name, "If-Match") == 0;
+    const char **slot = match                                      ? &h->if_match
+                        : strcasecmp(name, "If-None-Match") == 0      ? &h->if_none_match
+                        : strcasecmp(name, "If-Modified-Since") == 0  ? &h->if_modified_since
+                        : strcasecmp(name, "If-Unmodified-Since") == 0 ? &h->if_unmodified_since
+                                                                      : NULL;
+    if (!slot || !value) {
+        return MHD_YES;
+    }
+    bool list = slot == &h->if_match || slot == &h->if_none_match;
+    if (!*slot || !list) {
+        *slot = *slot ? *slot : value;
+        return MHD_YES;
+    }
+    char *buf = joined_lists[match ? 0 : 1];
+    size_t have = strlen(*slot);
+    if (have + 2 + strlen(value) >= CONDITIONAL_JOINED_MAX) {
+        return MHD_YES; /* the lines so far */
+    }
+    if (*slot != buf) {
+        memcpy(buf, *slot, have + 1);
+    }
+    snprintf(buf + have, CONDITIONAL_JOINED_MAX - have, ", %s", value);
+    *slot = buf;
+    return MHD_YES;
+}
+
+/* See exchange.h: one walk over the fields (as four lookups took four). */
 void exchange_conditionals(struct MHD_Connection *conn, struct precondition_headers *out)
 {
-    *out = (struct precondition_headers){
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Match"),
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match"),
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Modified-Since"),
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Unmodified-Since"),
-    };
+    *out = (struct precondition_headers){0};
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, note_conditional, out);
 }
 
 /* One field for admission, from libmicrohttpd's iteration; MHD_NO stops

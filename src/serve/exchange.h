@@ -83,7 +83,8 @@ unsigned exchange_admit(struct MHD_Connection *conn, struct exchange *ex, const 
  * or a forgery: 400. */
 bool exchange_prefix(struct MHD_Connection *conn, struct exchange *ex);
 
-/* The request's conditional headers (RFC 9110 13.1). */
+/* The request's conditional headers (RFC 9110 13.1), a list sent on several
+ * lines joined; valid until this thread's next call. */
 void exchange_conditionals(struct MHD_Connection *conn, struct precondition_headers *out);
 
 #endif

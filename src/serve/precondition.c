@@ -22,6 +22,10 @@ static bool etag_list_matches(const char *list, const char *etag, bool weak_ok)
     }
     size_t etag_len = strlen(etag);
     while (*p) {
+        if (*p == ',') { /* an empty list element, which a recipient accepts (RFC 9110 5.6.1) */
+            p = skip_space(p + 1);
+            continue;
+        }
         bool weak = false;
         if (p[0] == 'W' && p[1] == '/') {
             weak = true;

@@ -191,6 +191,22 @@ class Validators(ArticleTestCase):
         self.assertEqual(self.server.get("/style.css", If_Match='"nope"').status, 412)
         self.assertEqual(self.server.get("/style.css", If_Unmodified_Since="Sat, 01 Jan 2000 00:00:00 GMT").status, 412)
 
+    def test_a_list_sent_on_several_lines_is_one_list(self):
+        # RFC 9110 5.3: repeated field lines are one comma-joined list (only the first was read)
+        etag = self.server.get("/style.css").getheader("ETag")
+
+        def status(*lines):
+            head = "".join(line + "\r\n" for line in lines)
+            raw = self.server.raw(("GET /style.css HTTP/1.1\r\nHost: t\r\n%sConnection: close\r\n\r\n"
+                                   % head).encode())
+            return int(raw.split(b" ", 2)[1])
+        self.assertEqual(status('If-None-Match: "a"', "If-None-Match: " + etag), 304)
+        self.assertEqual(status('If-None-Match: "a"', 'If-None-Match: "b"'), 200)
+        self.assertEqual(status('If-Match: "a"', "If-Match: " + etag), 200)
+        self.assertEqual(status('If-Match: "a"', 'if-match: "b"'), 412)
+        self.assertEqual(status('If-None-Match: , ' + etag), 304)  # an empty element (5.6.1)
+        self.assertEqual(status('If-Match: , ' + etag), 200)
+
     def test_change_is_seen(self):
         path = os.path.join(self.root, "www/changing.txt")
         with open(path, "w") as f:
