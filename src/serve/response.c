@@ -142,7 +142,9 @@ const char *response_status_text(unsigned status)
     case 405: return "Method Not Allowed";
     case 412: return "Precondition Failed";
     case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
     case 416: return "Range Not Satisfiable";
+    case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";

@@ -263,12 +263,18 @@ enum MHD_Result target_serve(struct MHD_Connection *conn, struct exchange *ex)
     const char *query = strchr(target, '?');
     size_t path_len = query ? (size_t)(query - target) : strlen(target);
     char path[PATH_MAX];
-    if (path_len >= sizeof(path) || !resolve_normalize(target, path_len, path, sizeof(path))) {
+    if (path_len >= sizeof(path)) {
+        return respond_error(conn, ex, 414); /* no file's path is longer (RFC 9110 15.5.15) */
+    }
+    if (!resolve_normalize(target, path_len, path, sizeof(path))) {
         return respond_error(conn, ex, 400);
     }
     /* "//" in a path: one address, one cached variant, and a client script
-     * whose relative src is right: a browser is sent to the path served. */
-    char moved[3 * PATH_MAX + 16];
+     * whose relative src is right: a browser is sent to the path served.
+     * A Location past 2 KiB (thousands of slashes) would not fit the
+     * response's head: that spelling is served as it is, as nginx's
+     * merge_slashes serves every one. */
+    char moved[2048];
     size_t moved_len = request_slash_location(target, path_len, path, query ? query + 1 : NULL,
                                               moved, sizeof(moved));
     query = settle_target(ex, path, path_len, query);

@@ -305,6 +305,19 @@ class Errors(ArticleTestCase):
         self.assertEqual(r.status, 400)
         self.assertIn(b"400 Bad Request", r.body)
 
+    def test_a_path_longer_than_any_file_is_414(self):
+        for target in ("/" + "a" * 5000, "/" + "../" * 2500 + "style.css"):
+            r = self.server.get(target)
+            self.assertEqual(r.status, 414, target[:20])
+            self.assertIn(b"414 URI Too Long", r.body)
+
+    def test_thousands_of_slashes_are_served_not_sent_a_location_too_long(self):
+        # its Location ("../" a slash) would not fit the head: 431 came instead
+        r = self.server.get("/" * 4000 + "style.css")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.body, self.file("www/style.css"))
+        self.assertEqual(self.server.get("//style.css").status, 301)  # a few: still sent to the one address
+
 
 class Default404(ArticleTestCase):
     with_404 = False
