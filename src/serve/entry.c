@@ -602,6 +602,7 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
         return true;
     }
     choose_type(&l, rel);
+    rep->by_fetch_dest = s->live && strncmp(rep->type, "text/html", 9) == 0; /* plan_transform's inject */
     /* Ranges index the representation as stored, so a Range gets identity. */
     struct entry_facts facts = *f;
     if (!rep->compressible || f->has_range) {

@@ -70,6 +70,7 @@ struct entry_facts {
 struct entry_rep {
     const char *type;  /* Content-Type value; lives as long as rep */
     bool compressible; /* its bytes vary by Accept-Encoding (Vary) */
+    bool by_fetch_dest; /* and by Sec-Fetch-Dest: a page gets the live-reload client, a fetch not */
     enum encoding coding; /* Content-Encoding (ENCODING_IDENTITY: none) */
     uint64_t saved;       /* coded: identity bytes minus these (health's bytes saved) */
     struct body *body; /* in memory, one reference owned; NULL: send fd */

@@ -100,8 +100,12 @@ void response_add_rep_headers(struct MHD_Response *resp, const struct config *co
         response_add(resp, "Cache-Control", "no-cache");
     }
     response_add(resp, "Accept-Ranges", "bytes");
-    if (rep->compressible) {
-        response_add(resp, "Vary", "Accept-Encoding");
+    /* Every field the choice read (RFC 9110 12.5.5): a cache must not hand a
+     * fetch the page a browser loaded, with its client, or the reverse. */
+    if (rep->compressible || rep->by_fetch_dest) {
+        response_add(resp, "Vary", !rep->by_fetch_dest ? "Accept-Encoding"
+                                   : rep->compressible ? "Accept-Encoding, Sec-Fetch-Dest"
+                                                       : "Sec-Fetch-Dest");
     }
     /* A 304 describes the selected representation without its body; its
      * ETag says which coding it was (RFC 9110 15.4.5). */

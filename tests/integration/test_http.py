@@ -371,12 +371,14 @@ class CachingProduction(ArticleTestCase):
         self.assertEqual(self.server.get("/__folio/reload.js").status, 404)
         r = self.server.get("/", Accept_Encoding="gzip")
         self.assertEqual(gzip.decompress(r.body), self.file("www/index.html"))
+        self.assertEqual(r.getheader("Vary"), "Accept-Encoding")  # no client: Sec-Fetch-Dest changes nothing
 
 
 class Injection(ArticleTestCase):
     def test_documents_get_the_client(self):
         page = self.server.get("/", Sec_Fetch_Dest="document")
         self.assertIn(b'<script src="__folio/reload.js" defer></script></head>', page.body)
+        self.assertIn("Sec-Fetch-Dest", page.getheader("Vary"))  # RFC 9110 12.5.5: the field chose
         plain = self.server.get("/", Sec_Fetch_Dest="empty")
         self.assertNotEqual(page.getheader("ETag"), plain.getheader("ETag"))
         frame = self.server.get("/assets/data/frame.html", Sec_Fetch_Dest="iframe")
@@ -611,7 +613,8 @@ class Codings(ArticleTestCase):
             again = self.server.get("/", Accept_Encoding=coding or "identity", If_None_Match=etag)
             self.assertEqual(again.status, 304, coding)
             self.assertEqual(again.getheader("ETag"), etag)
-            self.assertEqual(again.getheader("Vary"), "Accept-Encoding")
+            # preview: a page gets the live-reload client when a browser loads it, a fetch not
+            self.assertEqual(again.getheader("Vary"), "Accept-Encoding, Sec-Fetch-Dest")
             self.assertIsNone(again.getheader("Content-Encoding"))
         self.assertEqual(len(set(etags.values())), 4, etags)
         self.assertTrue(etags["br"].endswith('-br5"'), etags)  # preview's fast level
