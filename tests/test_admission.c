@@ -62,6 +62,14 @@ static void test_verdicts(void **state)
         {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "chunked"}, {"Content-Length", "1"}}, 400},
         {"GET", "/", 1, "HTTP/1.0", {{"Transfer-Encoding", "chunked"}}, 400},
         {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "gzip"}}, 501},
+        /* chunked before another coding: the length cannot be told (RFC 9112 6.3) */
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "chunked, gzip"}}, 400},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "chunked"}, {"Transfer-Encoding", "gzip"}}, 400},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "gzip, chunked"}}, 501},
+        /* not the value libmicrohttpd frames as chunked: refused, not read unframed */
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "chunked "}}, 501},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "chunked,"}}, 501},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "Chunked"}}, 0},
         {"GET", "/", 1, "HTTP/1.1", {{"host", "h"}, {"transfer-encoding", "CHUNKED"}}, 0},
         /* issue 19, 12: chunked twice, and a bare CR in a value (nginx: 400 both) */
         {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Transfer-Encoding", "chunked"}, {"Transfer-Encoding", "chunked"}}, 400},

@@ -53,6 +53,39 @@ void admission_start(struct admission *a, const char *from, const char *to)
     }
 }
 
+/* One Transfer-Encoding line (the list may go on over more lines).
+ * libmicrohttpd 0.9.75 frames a body as chunked only on the value
+ * "chunked" alone, so that is the one chunked line; chunked twice is a 400
+ * (RFC 9112 6.1). Any other value is a list it does not frame: a 400 when
+ * chunked is in it before another coding (6.3: the length cannot be told),
+ * else a 501 for the coding folio does not know (chunked with a space or an
+ * empty element after it too: refused, never read another way than it is
+ * framed). */
+static void note_codings(struct admission *a, const char *value, size_t len)
+{
+    if (len == 7 && strncasecmp(value, "chunked", 7) == 0) {
+        a->refused = a->refused || a->chunked;
+        a->chunked = true;
+        return;
+    }
+    bool after_chunked = a->chunked;
+    for (size_t at = 0; at < len; at++) {
+        size_t end = at;
+        while (end < len && value[end] != ',') {
+            end++;
+        }
+        while (at < end && (value[at] == ' ' || value[at] == '\t')) {
+            at++;
+        }
+        if (at < end) { /* else an empty element */
+            a->refused = a->refused || after_chunked;
+            after_chunked = end - at == 7 && strncasecmp(value + at, "chunked", 7) == 0;
+        }
+        at = end;
+    }
+    a->other_coding = true;
+}
+
 /* See admission.h: a token name, Host counted and kept, lengths merged,
  * codings noted. */
 bool admission_field(struct admission *a, const char *name, size_t name_len, const char *value,
@@ -77,12 +110,7 @@ bool admission_field(struct admission *a, const char *name, size_t name_len, con
     } else if (name_len == 6 && strncasecmp(name, "Expect", 6) == 0) {
         a->expect = true;
     } else if (name_len == 17 && strncasecmp(name, "Transfer-Encoding", 17) == 0) {
-        bool chunked = value_len == 7 && strncasecmp(value, "chunked", 7) == 0;
-        if (chunked && a->chunked) {
-            a->refused = true; /* RFC 9112 6.1: chunked MUST NOT be applied more than once */
-        }
-        a->chunked = a->chunked || chunked;
-        a->other_coding = a->other_coding || !chunked;
+        note_codings(a, value, value_len);
     }
     return !a->refused;
 }

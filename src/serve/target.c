@@ -271,12 +271,13 @@ enum MHD_Result target_serve(struct MHD_Connection *conn, struct exchange *ex)
     }
     /* "//" in a path: one address, one cached variant, and a client script
      * whose relative src is right: a browser is sent to the path served.
-     * A Location past 2 KiB (thousands of slashes) would not fit the
-     * response's head: that spelling is served as it is, as nginx's
+     * A Location past half the connection's memory (thousands of slashes:
+     * a "../" each) would not fit beside the request in libmicrohttpd's
+     * pool, a 431: that spelling is served as it is, as nginx's
      * merge_slashes serves every one. */
-    char moved[2048];
-    size_t moved_len = request_slash_location(target, path_len, path, query ? query + 1 : NULL,
-                                              moved, sizeof(moved));
+    char moved[3 * PATH_MAX + 16];
+    size_t room = ex->config->header_limit / 2 < sizeof(moved) ? ex->config->header_limit / 2 : sizeof(moved);
+    size_t moved_len = request_slash_location(target, path_len, path, query ? query + 1 : NULL, moved, room);
     query = settle_target(ex, path, path_len, query);
     if (strncmp(path, RESERVED_PREFIX, strlen(RESERVED_PREFIX)) == 0) {
         return respond_reserved(conn, ex, path);

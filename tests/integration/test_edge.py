@@ -320,6 +320,15 @@ class Fields(ArticleTestCase):
             resp = until_close(self.server.port, request(headers=b"Host: t\r\n" + lines, body=body))
             self.assertEqual(responses(resp), [400], (lines, resp[:300]))
 
+    def test_chunked_not_the_last_coding_is_400_and_what_is_not_framed_is_refused(self):
+        # RFC 9112 6.3: the length cannot be told (was 501); a value libmicrohttpd does not
+        # frame as chunked ("chunked " or "chunked,") is refused, never read as unframed
+        for te, status in ((b"chunked, gzip", 400), (b"chunked, chunked", 400), (b"gzip, chunked", 501),
+                           (b"chunked ", 501), (b"chunked,", 501), (b"CHUNKED", 200)):
+            data = request(headers=b"Host: t\r\nTransfer-Encoding: " + te + b"\r\nConnection: close\r\n",
+                           body=b"0\r\n\r\nGET /missing HTTP/1.1\r\nHost: t\r\n\r\n")
+            self.assertEqual(responses(until_close(self.server.port, data)), [status], te)
+
     def test_a_body_on_get_is_read_and_the_response_sent(self):
         resp = self.server.raw(request(headers=b"Host: t\r\nContent-Length: 5\r\n", body=b"hello"))
         self.assertEqual(status_of(resp), 200, resp[:200])
