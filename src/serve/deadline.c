@@ -247,6 +247,15 @@ void deadline_remove(struct deadline_watch *w, struct deadline_entry *e)
     free(e);
 }
 
+void deadline_end_reads(struct deadline_watch *w)
+{
+    pthread_mutex_lock(&w->lock);
+    for (struct deadline_entry *e = w->head; e; e = e->next) {
+        shutdown(e->fd, SHUT_RD);
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
 void deadline_expire_all(struct deadline_watch *w)
 {
     pthread_mutex_lock(&w->lock);

@@ -67,6 +67,14 @@ void deadline_remove(struct deadline_watch *w, struct deadline_entry *e);
  * container the queued bytes and the FIN go with its network). */
 void deadline_expire_all(struct deadline_watch *w);
 
+/* Shuts the read side of every socket, at the start of a graceful stop: an
+ * idle kept-alive connection reads its end and closes at once (as nginx
+ * closes idle keep-alive connections on a graceful stop), one sending a
+ * response finishes it and closes when it would read the next request; a
+ * request already in a socket's queue is still read and answered (Linux
+ * keeps it readable), so none is lost between the signal and the read. */
+void deadline_end_reads(struct deadline_watch *w);
+
 /* How many sockets the watcher has shut down so far. */
 uint64_t deadline_expired(const struct deadline_watch *w);
 

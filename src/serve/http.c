@@ -393,6 +393,7 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     if (s->ctx.live) {
         s->ctx.live->stop(s->ctx.live->ctx);
     }
+    deadline_end_reads(s->conns.deadlines); /* idle connections close now; busy ones after their answer */
     struct timespec tick = {0, 20 * 1000 * 1000};
     for (unsigned waited = 0; atomic_load(&s->in_flight) > 0 && waited < grace_s * 50; waited++) {
         nanosleep(&tick, NULL);

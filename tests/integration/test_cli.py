@@ -13,7 +13,7 @@ import threading
 import time
 import unittest
 
-from folio import FOLIO, Server, main, make_article
+from folio import FOLIO, SLOWDOWN, Server, main, make_article
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -308,6 +308,38 @@ class Shutdown(Fixture):
         self.assertEqual(s.stop(), 0)
         self.assertGreater(got["bytes"], 24 << 20)  # the whole body (plus headers) arrived
         os.remove(big)
+
+    def test_idle_kept_alive_connections_close_at_once_on_sigterm(self):
+        """As nginx on a graceful stop: a kept-alive connection between requests
+        ends at once (it was kept, and its next request served, to the end of the
+        grace, then reset), while a download in flight goes on to its end."""
+        big = os.path.join(self.root, "assets", "big.bin")
+        with open(big, "wb") as f:
+            f.write(os.urandom(1 << 20) * 16)
+        s = Server(self.root, "--grace", "10").__enter__()
+        try:
+            idle = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+            idle.sendall(b"GET /www-missing HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.assertTrue(idle.recv(65536).startswith(b"HTTP/1.1 404"))
+            busy = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+            busy.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            busy.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            got = len(busy.recv(65536))
+            start = time.monotonic()
+            s.proc.send_signal(signal.SIGTERM)
+            self.assertEqual(idle.recv(100), b"")  # ended, unanswered, within the socket's timeout
+            self.assertLess(time.monotonic() - start, 2 * SLOWDOWN)
+            while True:  # and the download is whole
+                b = busy.recv(1 << 20)
+                if not b:
+                    break
+                got += len(b)
+            self.assertGreater(got, 16 << 20)
+            idle.close()
+            busy.close()
+        finally:
+            self.assertEqual(s.stop(), 0)
+            os.remove(big)
 
     def test_what_is_left_at_the_end_of_the_grace_is_reset_at_once(self):
         """A client that stops reading holds its download past --grace: folio then
