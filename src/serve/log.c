@@ -388,9 +388,16 @@ static void client_address(struct MHD_Connection *conn, bool trust_proxy, char *
         last = last ? last + 1 : forwarded;
         last += strspn(last, " \t");
         int len = (int)strcspn(last, " \t");
-        if (len > 0) { /* an empty entry says nothing: the peer's address, never an empty field */
-            snprintf(out, size, "%.*s", len, last);
-            return;
+        char text[INET6_ADDRSTRLEN];
+        unsigned char bin[sizeof(struct in6_addr)];
+        /* An address, or the peer's (as nginx's realip ignores what is none):
+         * an empty entry or a word would say nothing true in its field. */
+        if (len > 0 && (size_t)len < sizeof(text)) {
+            snprintf(text, sizeof(text), "%.*s", len, last);
+            if (inet_pton(AF_INET, text, bin) == 1 || inet_pton(AF_INET6, text, bin) == 1) {
+                snprintf(out, size, "%s", text);
+                return;
+            }
         }
     }
     const union MHD_ConnectionInfo *info =

@@ -377,7 +377,8 @@ class TrustedProxyLog(ArticleTestCase):
     server_args = ("--trust-proxy",)
 
     def test_an_empty_forwarded_for_logs_the_peer(self):
-        for value in (b"", b" ", b"203.0.113.9, ", b"203.0.113.9,"):
+        # and one that is no address (as nginx's realip ignores it): never a forged field
+        for value in (b"", b" ", b"203.0.113.9, ", b"203.0.113.9,", b"999.1.1.1", b'"evil":', b"7" * 6000):
             before = len(self.server.log_lines)
             resp = self.server.raw(request(headers=b"Host: t\r\nX-Forwarded-For: " + value + b"\r\n"))
             self.assertEqual(status_of(resp), 200)
@@ -386,6 +387,9 @@ class TrustedProxyLog(ArticleTestCase):
         before = len(self.server.log_lines)
         self.server.raw(request(headers=b"Host: t\r\nX-Forwarded-For: 198.51.100.7, 203.0.113.9\r\n"))
         self.assertTrue(self.server.wait_log(before + 1)[before].startswith("203.0.113.9 - - ["))
+        before = len(self.server.log_lines)
+        self.server.raw(request(headers=b"Host: t\r\nX-Forwarded-For: 10.0.0.1, 2001:db8::7\r\n"))
+        self.assertTrue(self.server.wait_log(before + 1)[before].startswith("2001:db8::7 - - ["))
 
 
 class Redirects(ArticleTestCase):
