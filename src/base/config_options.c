@@ -50,11 +50,21 @@ void config_error_format(const struct config_error *err, char *out, size_t size)
     }
 }
 
+/* A control byte of a value (an escape sequence in --base-path, say) goes out
+ * as \xHH: the line must neither drive a terminal nor break in two. */
 void config_error_print(const struct config_error *err, FILE *out)
 {
     char line[sizeof(err->source.name) + sizeof(err->message) + 32];
     config_error_format(err, line, sizeof(line));
-    fprintf(out, "folio: %s\n", line);
+    fputs("folio: ", out);
+    for (const unsigned char *p = (const unsigned char *)line; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            fprintf(out, "\\x%02x", *p);
+        } else {
+            fputc(*p, out);
+        }
+    }
+    fputc('\n', out);
 }
 
 /* The whole file at path, NUL-terminated, in *text (the caller frees). */

@@ -89,6 +89,12 @@ class Usage(Fixture):
         with Server(self.root, env=empty) as s:
             self.assertEqual(json.loads(s.get("/__folio/health").body)["mode"], "preview")
 
+    def test_a_control_byte_in_a_bad_value_is_escaped(self):
+        # an escape sequence must not reach the terminal, nor a newline break the one line
+        self.assert_bad(run("--root", self.root, "--base-path", "/a\x1b[31mred"), "'/a\\x1b[31mred'")
+        path = self.config("[server]\nbase-path = /b\x07\n")
+        self.assert_bad(run("--root", self.root, "--config", path), path + ":2:", "'/b\\x07'")
+
     def test_bad_environment(self):
         self.assert_bad(run("--root", self.root, env={"PORT": "eighty"}), "PORT:", "'eighty'")
         # what Kubernetes puts in a pod beside a Service named folio
