@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,7 +153,8 @@ int health_check(const char *url, unsigned timeout_ms, char *err, size_t err_siz
 {
     struct target t;
     if (!parse_url(url, &t)) {
-        snprintf(err, err_size, "'%s' is not a URL like http://127.0.0.1:8000/", url);
+        snprintf(err, err_size, "'%s' is not a URL like http://127.0.0.1:8000/%s", url,
+                 strncasecmp(url, "https://", 8) == 0 ? " (folio speaks plain HTTP; TLS is a proxy's)" : "");
         return 2;
     }
     struct timespec deadline;

@@ -321,7 +321,7 @@ static enum config_result load_flags(struct config *c, int argc, char **argv, st
             config_note_source(c, s->name, flag, 0);
         }
     }
-    if (c->health_check && !c->health_url && optind == argc - 1) {
+    if (c->health_check && !c->health_url && optind < argc) {
         c->health_url = strdup(argv[optind++]); /* --health-check URL */
     }
     if (optind < argc) {

@@ -121,6 +121,8 @@ class HealthCheck(Fixture):
             self.assertEqual(r.returncode, 2, url)
             self.assertIn("not a URL", r.stderr)
         self.assert_bad(run("--health-check", "--port", "0"), "--health-check", "port 0")
+        self.assert_bad(run("--health-check", "https://127.0.0.1:8000/"), "not a URL", "plain HTTP")
+        self.assert_bad(run("--health-check", "http://127.0.0.1:8000/", "extra"), "unexpected argument 'extra'")
 
 
 class Reload(Fixture):
