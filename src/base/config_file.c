@@ -133,8 +133,10 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
         char *key, *own;
         snprintf(line, sizeof(line), "%s", value);
         if (!split_key_line(line, &key, &own)) {
-            snprintf(st->error, sizeof(st->error), "an indented line that is not key = value");
-            st->error_line = st->error_line ? st->error_line : st->line;
+            if (!st->error_line) {
+                st->error_line = st->line;
+                snprintf(st->error, sizeof(st->error), "an indented line that is not key = value");
+            }
             return 0;
         }
         name = key;

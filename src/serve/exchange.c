@@ -88,7 +88,7 @@ static enum MHD_Result note_conditional(void *cls, enum MHD_ValueKind kind, cons
     return MHD_YES;
 }
 
-/* See exchange.h: one walk over the fields (as four lookups took four). */
+/* See exchange.h: one walk over the fields (four lookups walked them four times). */
 void exchange_conditionals(struct MHD_Connection *conn, struct precondition_headers *out)
 {
     *out = (struct precondition_headers){0};
