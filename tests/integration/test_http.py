@@ -433,6 +433,10 @@ class BasePath(ArticleTestCase):
 class ForwardedPrefix(ArticleTestCase):
     server_args = ("--trust-proxy",)
 
+    def test_health_says_the_prefix_the_proxy_sent(self):
+        data = json.loads(self.server.get("/__folio/health", X_Forwarded_Prefix="/playbook/").body)
+        self.assertEqual((data["base_path"], data["trust_proxy"], data["prefix"]), ("", True, "/playbook"))
+
     def test_header_sets_the_prefix(self):
         r = self.server.get("/fragments/refs.html", X_Forwarded_Prefix="/playbook/")
         self.assertIn(b'src="/playbook/assets/images/a.png"', r.body)
@@ -473,6 +477,7 @@ class Health(ArticleTestCase):
         self.assertEqual(data["mode"], "preview")
         self.assertGreater(data["folders_watched"], 3)
         self.assertIn("cache_bytes", data)
+        self.assertEqual((data["base_path"], data["trust_proxy"], data["prefix"]), ("", False, ""))
         self.assertEqual(self.server.get("/__folio/other").status, 404)
 
 
