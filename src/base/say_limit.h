@@ -8,6 +8,7 @@
 #define FOLIO_SAY_LIMIT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 
 struct say_limit {
@@ -16,8 +17,9 @@ struct say_limit {
 };
 
 /* Whether a line may be said now (the first, then one each every_s
- * seconds); when it may, *withheld is how many were not said before it,
- * else the one asked about is counted. */
-bool say_limit_pass(struct say_limit *l, unsigned every_s, unsigned long *withheld);
+ * seconds); when it may, more (unless NULL) gets the line's end that counts
+ * those not said before it (" (N more not said since the last such line)",
+ * or ""), else the one asked about is counted. */
+bool say_limit_pass(struct say_limit *l, unsigned every_s, char *more, size_t more_size);
 
 #endif

@@ -91,8 +91,7 @@ static enum accept_stop accept_waiting(struct acceptor *a)
         if (errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM) {
             return ACCEPT_NONE_LEFT; /* EAGAIN */
         }
-        unsigned long withheld;
-        if (say_limit_pass(&a->out_of_descriptors, ACCEPT_SAY_EVERY_S, &withheld)) {
+        if (say_limit_pass(&a->out_of_descriptors, ACCEPT_SAY_EVERY_S, NULL, 0)) { /* its count: pauses, not clients */
             fprintf(stderr, "folio: accept: %s: new connections wait (raise the open-file limit)\n",
                     strerror(errno));
         }
@@ -163,9 +162,9 @@ void acceptor_lost(struct acceptor *a, const char *reason)
         return; /* (none held: the message was not about a socket handed over) */
     }
     acceptor_closed(a);
-    unsigned long withheld;
-    if (say_limit_pass(&a->lost, ACCEPT_SAY_EVERY_S, &withheld)) {
-        fprintf(stderr, "folio: a connection was closed before its first request: %s\n", reason);
+    char more[64];
+    if (say_limit_pass(&a->lost, ACCEPT_SAY_EVERY_S, more, sizeof(more))) {
+        fprintf(stderr, "folio: a connection was closed before its first request: %s%s\n", reason, more);
     }
 }
 

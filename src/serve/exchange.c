@@ -6,6 +6,7 @@
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "admission.h"
 #include "base/url_prefix.h"
@@ -59,8 +60,11 @@ static _Thread_local char joined_lists[2][CONDITIONAL_JOINED_MAX];
 static enum MHD_Result note_conditional(void *cls, enum MHD_ValueKind kind, const char *name, size_t name_len,
                                         const char *value, size_t value_len)
 {
-    (void)kind; (void)name_len; (void)value_len; /* libmicrohttpd's signature */
+    (void)kind; (void)value_len; /* libmicrohttpd's signature */
     struct precondition_headers *h = cls;
+    if (name_len < 8 || strncasecmp(name, "If-", 3) != 0) {
+        return MHD_YES; /* every field of every request comes here: most stop at once */
+    }
     bool match = strcasecmp(name, "If-Match") == 0;
     const char **slot = match                                      ? &h->if_match
                         : strcasecmp(name, "If-None-Match") == 0      ? &h->if_none_match

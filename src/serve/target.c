@@ -189,13 +189,10 @@ static enum MHD_Result respond_open_failed(struct MHD_Connection *conn, struct e
                                            const char *path, int err)
 {
     static struct say_limit open_failures;
-    unsigned long withheld;
-    if (say_limit_pass(&open_failures, 60, &withheld)) {
-        char shown[4 * PATH_MAX + 8], more[64] = "";
+    char more[64];
+    if (say_limit_pass(&open_failures, 60, more, sizeof(more))) {
+        char shown[4 * PATH_MAX + 8];
         log_escape(path, shown, sizeof(shown));
-        if (withheld) {
-            snprintf(more, sizeof(more), " (%lu more not said since the last such line)", withheld);
-        }
         fprintf(stderr, "folio: %s: %s%s\n", shown, strerror(err), more);
     }
     return respond_error(conn, ex, err == EMFILE || err == ENFILE ? 503 : 500);
