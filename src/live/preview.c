@@ -16,12 +16,13 @@ static void preview_script_tag(void *ctx, size_t depth, char *out, size_t size)
 
 /* See live_hook.h: the event stream and the client script. */
 static struct MHD_Response *preview_reserved(void *ctx, struct MHD_Connection *conn, const char *name,
-                                             unsigned *status, uint64_t *bytes)
+                                             bool head, unsigned *status, uint64_t *bytes)
 {
     const struct preview *p = ctx;
     *bytes = 0;
     if (strcmp(name, "events") == 0) {
-        struct MHD_Response *resp = sse_hub_attach(p->hub, conn);
+        /* A HEAD learns the stream's headers without becoming a stream. */
+        struct MHD_Response *resp = head ? sse_hub_head(p->hub) : sse_hub_attach(p->hub, conn);
         *status = resp ? 200 : 503;
         return resp;
     }

@@ -383,6 +383,21 @@ const char *sse_hub_instance(const struct sse_hub *hub)
     return hub->instance;
 }
 
+/* Adds the stream's headers to r; false when one could not be added. */
+static bool sse_add_headers(struct MHD_Response *r)
+{
+    /* no-transform: proxies must not compress (and so buffer) the stream;
+     * X-Accel-Buffering: nginx must pass each event on at once.
+     * Connection: close, because a stream never ends to be reused, and a
+     * browser that abandons a reusable one with no read pending drains it
+     * first (Chromium: up to 5 s) before it sends FIN; on a closing one it
+     * drops the socket at once, so a closed tab leaves the count at once. */
+    return MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream") == MHD_YES &&
+           MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform") == MHD_YES &&
+           MHD_add_response_header(r, "X-Accel-Buffering", "no") == MHD_YES &&
+           MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES;
+}
+
 /* The stream's response, reading from client c: NULL (and c freed) when it
  * cannot be made. */
 static struct MHD_Response *sse_response_create(struct sse_client *c)
@@ -393,17 +408,45 @@ static struct MHD_Response *sse_response_create(struct sse_client *c)
         sse_client_free(c);
         return NULL;
     }
-    /* no-transform: proxies must not compress (and so buffer) the stream;
-     * X-Accel-Buffering: nginx must pass each event on at once.
-     * Connection: close, because a stream never ends to be reused, and a
-     * browser that abandons a reusable one with no read pending drains it
-     * first (Chromium: up to 5 s) before it sends FIN; on a closing one it
-     * drops the socket at once, so a closed tab leaves the count at once. */
-    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream") != MHD_YES ||
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform") != MHD_YES ||
-        MHD_add_response_header(r, "X-Accel-Buffering", "no") != MHD_YES ||
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES) {
+    if (!sse_add_headers(r)) {
         MHD_destroy_response(r); /* runs sse_client_free */
+        return NULL;
+    }
+    return r;
+}
+
+/* A HEAD's content reader: never asked for content, and it has none. */
+static ssize_t sse_no_content(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)cls;
+    (void)pos;
+    (void)buf;
+    (void)max;
+    return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+struct MHD_Response *sse_hub_head(struct sse_hub *hub)
+{
+    pthread_mutex_lock(&hub->mu);
+    bool room = !hub->closed && !(hub->max_clients && hub->nclients >= hub->max_clients);
+    pthread_mutex_unlock(&hub->mu);
+    if (!room) {
+        return NULL;
+    }
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_no_content,
+                                                               NULL, NULL);
+    if (r == NULL) {
+        return NULL;
+    }
+    /* A response to HEAD has no content (RFC 9110 9.3.2), yet libmicrohttpd
+     * 0.9.75 writes a chunked body's last chunk ("0\r\n\r\n") after a HEAD's
+     * header. Unframed (its end is the connection's, which a stream closes
+     * anyway), there is no last chunk to write; Transfer-Encoding, a field
+     * decided while sending the content, may be left out of a HEAD's
+     * answer (9.3.2). */
+    if (MHD_set_response_options(r, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END) != MHD_YES ||
+        !sse_add_headers(r)) {
+        MHD_destroy_response(r);
         return NULL;
     }
     return r;

@@ -66,6 +66,14 @@ struct sse_hub *sse_hub_create(unsigned heartbeat_ms, unsigned retry_ms);
 struct MHD_Response *sse_hub_attach(struct sse_hub *hub,
                                     struct MHD_Connection *conn);
 
+/*
+ * From the access handler of a HEAD for the stream: the stream's headers
+ * and no content, attaching no client; NULL when a GET would get no stream
+ * (the hub closed or full: answer 503) or memory runs out. Queued and
+ * destroyed as sse_hub_attach's.
+ */
+struct MHD_Response *sse_hub_head(struct sse_hub *hub);
+
 /* Caps the open streams: past max_clients, sse_hub_attach returns NULL (the
  * caller answers 503), so a flood of streams cannot take every connection.
  * 0: no cap (the default). */

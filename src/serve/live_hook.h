@@ -13,6 +13,7 @@
 #ifndef FOLIO_LIVE_HOOK_H
 #define FOLIO_LIVE_HOOK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,11 +25,12 @@ struct serve_live_hook {
     /* Writes into out (NUL-terminated, truncated to size) the tag that
      * loads the live-reload client into a page depth folders deep. */
     void (*script_tag)(void *ctx, size_t depth, char *out, size_t size);
-    /* Answers /__folio/<name> (health aside) on conn: a response with its
-     * headers, *status (200) and *bytes set; NULL with *status 503 when
-     * there is no room, 404 when name is not preview's, 0 out of memory. */
+    /* Answers /__folio/<name> (health aside) on conn, for a HEAD when head:
+     * a response with its headers, *status (200) and *bytes set; NULL with
+     * *status 503 when there is no room, 404 when name is not preview's, 0
+     * out of memory. */
     struct MHD_Response *(*reserved)(void *ctx, struct MHD_Connection *conn, const char *name,
-                                     unsigned *status, uint64_t *bytes);
+                                     bool head, unsigned *status, uint64_t *bytes);
     /* For /__folio/health: folders watched and event streams open. */
     void (*counts)(void *ctx, size_t *folders_watched, size_t *event_streams);
     /* The server stops: ends the event streams, so none holds it open. */

@@ -293,6 +293,24 @@ class StreamTest(LiveReloadTestCase):
             self.stream.events_within(QUIET)  # the rest of this round's batch, if split
 
 
+class HeadTest(LiveReloadTestCase):
+    def test_head_of_the_stream_has_no_content(self):
+        """RFC 9110 9.3.2: a response to HEAD has no content, not even a chunked
+        body's last chunk (5 bytes a pooling client would read as the next answer's
+        start); and a HEAD is no stream (the count stays)."""
+        before = stream_count(self.server)
+        reply = self.server.raw(b"HEAD /__folio/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                                timeout=3 * SLOWDOWN)
+        head, sep, after = reply.partition(b"\r\n\r\n")
+        self.assertEqual(sep, b"\r\n\r\n", reply)
+        self.assertTrue(head.startswith(b"HTTP/1.1 200 "), head)
+        self.assertIn(b"\r\nContent-Type: text/event-stream", head)
+        self.assertIn(b"\r\nCache-Control: no-cache, no-transform", head)
+        self.assertIn(b"\r\nConnection: close", head)
+        self.assertEqual(after, b"", "a HEAD's answer carried content")
+        self.assertEqual(stream_count(self.server), before)
+
+
 class ManyStreamsTest(LiveReloadTestCase):
     N = 120
 
