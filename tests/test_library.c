@@ -404,8 +404,8 @@ static unsigned status_for_head(size_t pool, size_t head_bytes)
     return status;
 }
 
-/* --header-limit is MHD_OPTION_CONNECTION_MEMORY_LIMIT, and the README
- * and --help promise that libmicrohttpd 0.9.75 then takes a request head
+/* --header-limit is MHD_OPTION_CONNECTION_MEMORY_LIMIT, and
+ * docs/reliability.md and --help promise that libmicrohttpd 0.9.75 then takes a request head
  * of about half of it: up to about 7.9 KB at the default 16 KiB, 431 past
  * it. A library that keeps more of the pool for itself (or less) moves
  * that line, and the promise with it. */

@@ -163,7 +163,7 @@ static const char *check_attr_role(const char *tag, const char *name)
         }
     }
     if (strcmp(name, "href") == 0) {
-        return strcmp(tag, "base") == 0 ? NULL : "href"; /* <base> is not followed (README) */
+        return strcmp(tag, "base") == 0 ? NULL : "href"; /* <base> is not followed (docs/check.md) */
     }
     return strcmp(name, "data") == 0 && strcmp(tag, "object") == 0 ? "data" : NULL;
 }

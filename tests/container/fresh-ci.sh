@@ -3,7 +3,7 @@
 # Debian 12 container (debian:bookworm-slim, imported by engine.py) with a copy
 # of this repo mounted. By hand, not in CI: CI would run itself inside itself.
 #   bash tests/container/fresh-ci.sh        # log in /tmp/folio-fresh-ci-*/log
-# What the container needs, and why: the README's Tests section, whose
+# What the container needs, and why: docs/testing.md, whose
 # `docker run` line this runs (test_container.py's FreshCiScript holds the two
 # to the same options). The engine's socket is whichever engine.py gives.
 set -euo pipefail

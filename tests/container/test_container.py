@@ -167,14 +167,14 @@ def locked_down(*extra):
 
 
 def readme_loader():
-    """The minimal fragment loader the README's "Write your own article" shows."""
-    with open(os.path.join(SOURCE_ROOT, "README.md")) as f:
-        section = f.read().split("## Write your own article", 1)[1]
+    """The minimal fragment loader docs/writing.md shows."""
+    with open(os.path.join(SOURCE_ROOT, "docs", "writing.md")) as f:
+        section = f.read().split("\n## Fragments", 1)[1]
     return re.search(r"```html\n(.*?)```", section, re.S).group(1)
 
 
 def make_article(name, title):
-    """A small article of one's own: a page with the README's loader, its
+    """A small article of one's own: a page with docs/writing.md's loader, its
     fragment (with a script the loader must run), a 2 MB asset."""
     root = os.path.join(scratch, name)
     for d in ("www", "fragments", "assets"):
@@ -280,7 +280,7 @@ class Run(unittest.TestCase):
             status, body = wait_for(lambda: served(c.url), 20, "folio")
             self.assertIn("<title>My own article</title>", body)
             self.assertIn("<p>a fragment</p>", http_get(c.url + "fragments/intro.html")[1])
-            # In Chromium the README's loader fills the fragment (article.mjs: every one).
+            # In Chromium docs/writing.md's loader fills the fragment (article.mjs: every one).
             r = chromium(c.url, min_fragments=1)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertIn("ok   #fragment-intro filled", r.stdout)
@@ -330,7 +330,7 @@ class Compose(unittest.TestCase):
 
 
 def docker_run_options(text):
-    """The options of the `docker run` in text, comparable across the README
+    """The options of the `docker run` in text, comparable across docs/testing.md
     and fresh-ci.sh: flags with values, mount targets, variable names, the
     image and its command; a path spelt with a shell variable is $SCRATCH."""
     text = re.sub(r"\\\n\s*", " ", text)
@@ -360,9 +360,9 @@ def docker_run_options(text):
 
 
 class FreshCiScript(unittest.TestCase):
-    def test_fresh_ci_runs_what_the_readme_says(self):
-        with open(os.path.join(SOURCE_ROOT, "README.md")) as f:
-            tests = f.read().split("\n## Tests", 1)[1].split("\n## ", 1)[0]
+    def test_fresh_ci_runs_what_the_docs_say(self):
+        with open(os.path.join(SOURCE_ROOT, "docs", "testing.md")) as f:
+            tests = f.read().split("\n## `.ci/run` in a fresh container", 1)[1].split("\n## ", 1)[0]
         readme = [b for b in re.findall(r"```sh\n(.*?)```", tests, re.S) if "docker run" in b]
         self.assertEqual(len(readme), 1)
         with open(os.path.join(HERE, "fresh-ci.sh")) as f:

@@ -65,16 +65,6 @@ class Usage(Fixture):
         r = run("--version")
         self.assertEqual((r.returncode, r.stdout), (0, "folio 0.1.0\n"))
 
-    def test_readme_lists_the_options_as_help_prints_them(self):
-        # The README's options block is --help's option lines, in its order.
-        readme_path = os.path.join(os.environ.get("FOLIO_SOURCE_ROOT", "."), "README.md")
-        with open(readme_path) as f:
-            readme = f.read()
-        start = readme.index("```\n  -c, --config") + 4
-        block = readme[start:readme.index("```", start)].rstrip("\n").splitlines()
-        help_lines = [l for l in run("--help").stdout.splitlines() if l.startswith("  ")]
-        self.assertEqual(block, help_lines)
-
     def test_bad_flags(self):
         self.assert_bad(run("--root", self.root, "--port", "99999"), "--port", "'99999'", "0 to 65535")
         self.assert_bad(run("--root", self.root, "--log-format", "xml"), "--log-format", "common, combined, json")

@@ -113,7 +113,7 @@ class Compression(ArticleTestCase):
         self.assertNotEqual(plain.getheader("ETag"), r.getheader("ETag"))
 
     def test_q_values(self):
-        # Since issue 18, "*" and "br" reach brotli, the smallest (README, HTTP behaviour).
+        # Since issue 18, "*" and "br" reach brotli, the smallest (docs/production.md, Compression).
         for header, coding in (("gzip;q=0", None), ("identity, gzip;q=0.5", "gzip"),
                                ("*", BEST), ("*;q=0", None), ("br", "br" if "br" in BUILT else None),
                                ("gzip;q=0, *;q=1", BEST if BEST != "gzip" else None),

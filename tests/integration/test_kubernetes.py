@@ -250,9 +250,9 @@ class Manifests(unittest.TestCase):
         registry, _, rest = image.partition("/")
         self.assertTrue(registry.endswith(".invalid"), image)  # RFC 6761: never resolves
         self.assertRegex(rest, r"^folio:\d+\.\d+\.\d+$")         # a version, not :latest
-        with open(os.path.join(SOURCE_ROOT, "README.md")) as f:
-            deploy = f.read().split("## Deploy", 1)[1].split("\n## ", 1)[0]
-        self.assertIn(registry, deploy)  # the README says to replace it
+        with open(os.path.join(SOURCE_ROOT, "docs", "deploy.md")) as f:
+            deploy = f.read().split("\n## Kubernetes", 1)[1].split("\n## ", 1)[0]
+        self.assertIn(registry, deploy)  # docs/deploy.md says to replace it
 
     def test_stop_ends_before_the_kill(self):
         pre = self.container["lifecycle"]["preStop"]["exec"]["command"]

@@ -183,7 +183,7 @@ class Reload(Fixture):
 
 class ReloadUnderLoad(Fixture):
     """SIGHUP swaps a whole settings snapshot while requests run: each request
-    sees one generation's settings, never a mix, and what the README calls
+    sees one generation's settings, never a mix, and what docs/deploy.md calls
     live applies to the next request (gzip-level too). Run under
     ThreadSanitizer by .ci/run, which fails it on any data race."""
 
