@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config_table.h"
+#include "escape.h"
 
 #ifndef FOLIO_VERSION
 #define FOLIO_VERSION "unknown"
@@ -51,19 +52,14 @@ void config_error_format(const struct config_error *err, char *out, size_t size)
 }
 
 /* A control byte of a value (an escape sequence in --base-path, say) goes out
- * as \xHH: the line must neither drive a terminal nor break in two. */
+ * as \xHH (base/escape.h): the line must neither drive a terminal nor break
+ * in two. */
 void config_error_print(const struct config_error *err, FILE *out)
 {
     char line[sizeof(err->source.name) + sizeof(err->message) + 32];
     config_error_format(err, line, sizeof(line));
     fputs("folio: ", out);
-    for (const unsigned char *p = (const unsigned char *)line; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f) {
-            fprintf(out, "\\x%02x", *p);
-        } else {
-            fputc(*p, out);
-        }
-    }
+    escape_fputs(line, out);
     fputc('\n', out);
 }
 
@@ -361,8 +357,10 @@ static bool not_a_folder(struct config_error *err, const struct config_source *f
 static void unmount(struct config *c, size_t i, const char *path, FILE *notes)
 {
     if (notes) {
-        fprintf(notes, "folio: route %s: no folder %s; not mounted (a default route)\n",
-                c->routes[i].prefix, path);
+        char prefix[ESCAPE_PATH_SIZE], folder[ESCAPE_PATH_SIZE];
+        escape_text(c->routes[i].prefix, prefix, sizeof(prefix));
+        escape_text(path, folder, sizeof(folder));
+        fprintf(notes, "folio: route %s: no folder %s; not mounted (a default route)\n", prefix, folder);
     }
     free(c->routes[i].prefix);
     free(c->routes[i].dir);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "base/escape.h"
 #include "check.h"
 #include "check_report.h"
 #include "serve/routes.h"
@@ -63,7 +64,9 @@ static int check_args(int argc, char **argv, struct check_cli *cli, char **rest,
             continue;
         }
         if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-            fprintf(stderr, "folio check: --format: '%s' is not text or json\n", format);
+            fputs("folio check: --format: '", stderr);
+            escape_fputs(format, stderr);
+            fputs("' is not text or json\n", stderr);
             return 2;
         }
         cli->json = strcmp(format, "json") == 0;
@@ -80,7 +83,9 @@ static int check_article(const struct routes *routes, const struct config *confi
     struct check_options o = {.base_path = config->base_path, .unreferenced = true, .strict = cli->strict};
     struct check_report *rep = check_run(routes, &o, err, sizeof(err));
     if (rep == NULL) {
-        fprintf(stderr, "folio check: %s\n", err);
+        fputs("folio check: ", stderr);
+        escape_fputs(err, stderr);
+        fputc('\n', stderr);
         return 2;
     }
     (cli->json ? check_print_json : check_print_text)(rep, stdout);

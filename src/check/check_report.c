@@ -3,6 +3,8 @@
 
 #include <stdbool.h>
 
+#include "base/escape.h"
+
 /* A code's name in the text and JSON output; "" for none. */
 static const char *check_code_name(enum check_code code)
 {
@@ -40,11 +42,20 @@ void check_print_text(const struct check_report *r, FILE *out)
         if (p->severity == CHECK_EXTERNAL) {
             continue;
         }
-        fprintf(out, "%s:%u:%u: %s: %s", p->file, p->line, p->column, label[p->severity], p->message);
+        /* The article's bytes (names, references, ids) by base/escape.h's
+         * rule: an href holding "\r\x1b[2K" must not erase its own line. */
+        escape_fputs(p->file, out);
+        fprintf(out, ":%u:%u: %s: ", p->line, p->column, label[p->severity]);
+        escape_fputs(p->message, out);
         if (p->code != CHECK_CODE_NONE) {
             fprintf(out, " [%s]", check_code_name(p->code));
         }
-        fprintf(out, p->resolved[0] ? " (%s)\n" : "\n", p->resolved);
+        if (p->resolved[0]) {
+            fputs(" (", out);
+            escape_fputs(p->resolved, out);
+            fputc(')', out);
+        }
+        fputc('\n', out);
     }
     char summary[512];
     check_summary(r, summary, sizeof(summary));

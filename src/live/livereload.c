@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/escape.h"
 #include "serve/entry.h"
 #include "check_live.h"
 #include "serve/request.h"
@@ -272,9 +273,12 @@ static void livereload_on_swap(void *ctx, int id, bool there)
         const char *path = livereload_watched_path(route);
         char *real = realpath(path, NULL);
         bool link = real != NULL && strcmp(real, path) != 0;
-        fprintf(stderr, "folio: live reload: route %s: watching the folder now at %s%s%s\n",
-                route->prefix != NULL ? route->prefix : "", path, link ? " -> " : "",
-                link ? real : "");
+        char prefix[256], shown[ESCAPE_PATH_SIZE], target[ESCAPE_PATH_SIZE];
+        escape_text(route->prefix != NULL ? route->prefix : "", prefix, sizeof(prefix));
+        escape_text(path, shown, sizeof(shown));
+        escape_text(link ? real : "", target, sizeof(target));
+        fprintf(stderr, "folio: live reload: route %s: watching the folder now at %s%s%s\n", prefix, shown,
+                link ? " -> " : "", target);
         free(real);
     }
 }

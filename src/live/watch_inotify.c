@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/dir_walk.h"
+#include "base/escape.h"
 #include "watch_path.h"
 
 /* IN_ATTRIB: `touch` changes the mtime and so the ETag; authors touch a file
@@ -67,11 +68,13 @@ static void watch_fs_hint(const struct watch_inotify *ino, const char *path)
     };
     for (size_t i = 0; i < sizeof remote / sizeof remote[0]; i++) {
         if ((unsigned long)sf.f_type == remote[i].magic && !atomic_exchange(&hinted, true)) {
+            char shown[ESCAPE_PATH_SIZE];
+            escape_text(path, shown, sizeof(shown));
             fprintf(stderr,
                     "folio: %s is on %s, where inotify may never hear of edits made"
                     " outside this machine (Docker Desktop, WSL, network folders);"
                     " if saves do not show, use --watch poll\n",
-                    path, remote[i].name);
+                    shown, remote[i].name);
         }
     }
 }
@@ -508,7 +511,9 @@ struct watch_inotify *watch_inotify_create(struct watch_core *core)
         watch_roots_hold(roots, i);
         int err = watch_add_tree(ino, i, "", false);
         if (err == ENOENT || err == ENOTDIR) {
-            fprintf(stderr, "folio: not watching %s: %s\n", roots->items[i].path, strerror(err));
+            char shown[ESCAPE_PATH_SIZE];
+            escape_text(roots->items[i].path, shown, sizeof(shown));
+            fprintf(stderr, "folio: not watching %s: %s\n", shown, strerror(err));
         } else if (err == 0) {
             watch_fs_hint(ino, roots->items[i].path);
         }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "watch_path.h"
 
 /* See watch_missed.h. */
@@ -52,8 +53,10 @@ bool watch_missed_say(struct watch_missed *m, enum watch_missed_then then)
                              ? "; to keep inotify: `sudo sysctl fs.inotify.max_user_watches=524288`"
                              : "; raise the limit: `sudo sysctl fs.inotify.max_user_watches=524288`";
     const char *why = watch_missed_why(m->err); /* the first one's reason */
+    char first[ESCAPE_PATH_SIZE]; /* a folder's name is the article's bytes */
+    escape_text(m->first ? m->first : "(unnamed)", first, sizeof(first));
     fprintf(stderr, "folio: %zu folder%s not watched, the first %s: %s; %s%s\n", m->n,
-            m->n == 1 ? "" : "s", m->first ? m->first : "(unnamed)", why, thens[then], sysctl);
+            m->n == 1 ? "" : "s", first, why, thens[then], sysctl);
     return true;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/dir_walk.h"
+#include "base/escape.h"
 #include "watch_path.h"
 
 struct watch_entry {
@@ -248,8 +249,9 @@ struct watch_poll *watch_poll_create(struct watch_core *core)
     p->next = &p->b;
     for (size_t r = 0; r < n; r++) {
         if (watch_roots_hold(&core->roots, r) != 1) {
-            fprintf(stderr, "folio: not watching %s: %s\n", core->roots.items[r].path,
-                    strerror(ENOENT));
+            char shown[ESCAPE_PATH_SIZE];
+            escape_text(core->roots.items[r].path, shown, sizeof(shown));
+            fprintf(stderr, "folio: not watching %s: %s\n", shown, strerror(ENOENT));
         }
     }
     watch_snap_take(p, p->cur); /* the same folders: nothing swapped */

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "base/config.h"
+#include "base/escape.h"
 #include "base/io.h"
 
 bool log_format_parse(const char *name, enum log_format *out)
@@ -47,40 +48,11 @@ static void put(struct line *l, const char *fmt, ...)
     }
 }
 
-/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
- * form, no surrogate, nothing past U+10FFFF), or 0 when p starts none. */
-static size_t utf8_length(const unsigned char *p)
-{
-    unsigned char c = p[0];
-    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (n == 0) {
-        return 0;
-    }
-    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range narrows for a few leads */
-    if (c == 0xe0) {
-        lo = 0xa0;
-    } else if (c == 0xed) {
-        hi = 0x9f;
-    } else if (c == 0xf0) {
-        lo = 0x90;
-    } else if (c == 0xf4) {
-        hi = 0x8f;
-    }
-    if (p[1] < lo || p[1] > hi) {
-        return 0;
-    }
-    for (size_t i = 2; i < n; i++) {
-        if (p[i] < 0x80 || p[i] > 0xbf) {
-            return 0;
-        }
-    }
-    return n;
-}
-
 /* Appends s escaped, keeping room (reserve bytes) for the rest of the line.
- * Text formats: every byte outside printable ASCII as \xHH. JSON (whose text
- * is UTF-8): well-formed UTF-8 as it came, controls as \u00HH, and a byte
- * that is no UTF-8 as U+FFFD; never a byte read as Latin-1. */
+ * Text formats: escape.h's rule, and a quote or backslash escaped (a field
+ * may be quoted). JSON (whose text is UTF-8): well-formed UTF-8 as it came,
+ * controls as \u00HH, and a byte that is no UTF-8 as U+FFFD; never a byte
+ * read as Latin-1. */
 static void put_escaped(struct line *l, const char *s, bool json, size_t reserve)
 {
     if (!s) {
@@ -92,12 +64,9 @@ static void put_escaped(struct line *l, const char *s, bool json, size_t reserve
             put(l, "...");
             return;
         }
-        size_t n = json && *p >= 0x80 ? utf8_length(p) : 0;
+        size_t n = json ? (*p >= 0x80 ? escape_utf8_length(p) : *p >= 0x20 && *p != 0x7f) : escape_keep(p);
         if (*p == '"' || *p == '\\') {
             put(l, "\\%c", *p);
-        } else if (*p >= 0x20 && *p < 0x7f) {
-            l->buf[l->len++] = (char)*p;
-            l->buf[l->len] = '\0';
         } else if (n > 0) {
             memcpy(l->buf + l->len, p, n);
             l->len += n;
@@ -109,15 +78,6 @@ static void put_escaped(struct line *l, const char *s, bool json, size_t reserve
             put(l, json ? "\\u%04x" : "\\x%02X", *p);
         }
     }
-}
-
-/* See log.h: the text formats' escaping, for a line of stderr. */
-size_t log_escape(const char *s, char *buf, size_t size)
-{
-    struct line l = {buf, 0, size};
-    buf[0] = '\0';
-    put_escaped(&l, s, false, 0);
-    return l.len;
 }
 
 /* A line's time to the second, as text, and the second it is for. */

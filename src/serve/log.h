@@ -2,9 +2,9 @@
  *
  * One line per request on stdout, in the common or combined log format that
  * nginx and Apache write, or as JSON lines. Every string that came from the
- * client is escaped (\xHH in the text formats; in JSON, UTF-8 as it is,
- * controls as \u00HH and bytes that are no UTF-8 as U+FFFD), so a request
- * cannot forge log lines or smuggle terminal escapes. Diagnostics go to
+ * client is escaped (in the text formats by base/escape.h's rule; in JSON,
+ * UTF-8 as it is, controls as \u00HH and bytes that are no UTF-8 as
+ * U+FFFD), so a request cannot forge log lines or smuggle terminal escapes. Diagnostics go to
  * stderr, never here. Thread-safe: lines go through a bounded ring to one
  * writer thread, so a stdout nobody reads never blocks a caller (lines that
  * do not fit are dropped, counted and reported on stderr).
@@ -43,12 +43,6 @@ bool log_format_parse(const char *name, enum log_format *out);
 /* Formats one line, newline included, into buf (truncating client strings to
  * fit). Pure; returns the line's length. size must be at least 512. */
 size_t log_format_line(enum log_format format, const struct log_record *r, char *buf, size_t size);
-
-/* Writes s into buf as the text formats write a request's strings: every
- * byte outside printable ASCII as \xHH, so a client's bytes cannot forge a
- * line or a terminal escape; "..." ends what does not fit. size must be at
- * least 8. Pure; returns the length written. */
-size_t log_escape(const char *s, char *buf, size_t size);
 
 /* Formats one line and queues it for stdout; never blocks on stdout. */
 void log_write(enum log_format format, const struct log_record *r);

@@ -13,6 +13,7 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/escape.h"
 
 static int longest_prefix_first(const void *a, const void *b)
 {
@@ -122,6 +123,16 @@ static enum route_state held_state(const struct route *r)
     return atomic_load(&r->gone) ? ROUTE_GONE : ROUTE_SAME;
 }
 
+/* Says on stderr what became of route r's folder, its names escaped
+ * (base/escape.h: they come from the article's config). */
+static void say_folder(const struct route *r, const char *what)
+{
+    char prefix[ESCAPE_PATH_SIZE], folder[ESCAPE_PATH_SIZE];
+    escape_text(r->prefix, prefix, sizeof(prefix));
+    escape_text(r->configured, folder, sizeof(folder));
+    fprintf(stderr, "folio: route %s: folder %s %s\n", prefix, folder, what);
+}
+
 /* Compares the folder at r->configured with the one r->dir_fd holds and
  * re-opens it in place when they differ; a re-open (or a return) raises the
  * generation once dir_fd names the folder. Under r->lock: one look at a
@@ -133,8 +144,7 @@ static enum route_state look_locked(struct route *r)
     struct stat there, held;
     if (stat(r->configured, &there) != 0 || !S_ISDIR(there.st_mode)) {
         if (!atomic_exchange(&r->gone, true)) {
-            fprintf(stderr, "folio: route %s: folder %s is gone; 404 until it is back\n",
-                    r->prefix, r->configured);
+            say_folder(r, "is gone; 404 until it is back");
         }
         state = ROUTE_GONE;
     } else if (fstat(r->dir_fd, &held) != 0 || held.st_dev != there.st_dev ||
@@ -142,8 +152,7 @@ static enum route_state look_locked(struct route *r)
         int fd = open(r->configured, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0 && dup3(fd, r->dir_fd, O_CLOEXEC) >= 0) {
             atomic_store(&r->gone, false);
-            fprintf(stderr, "folio: route %s: folder %s was replaced; re-opened\n", r->prefix,
-                    r->configured);
+            say_folder(r, "was replaced; re-opened");
             state = ROUTE_REOPENED;
         } else {
             state = held_state(r);
@@ -152,7 +161,7 @@ static enum route_state look_locked(struct route *r)
             close(fd);
         }
     } else if (atomic_exchange(&r->gone, false)) {
-        fprintf(stderr, "folio: route %s: folder %s is back\n", r->prefix, r->configured);
+        say_folder(r, "is back");
         state = ROUTE_REOPENED;
     }
     if (state == ROUTE_REOPENED) {

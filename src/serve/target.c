@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/config.h"
+#include "base/escape.h"
 #include "base/say_limit.h"
 #include "cache.h"
 #include "entry.h"
@@ -182,7 +183,7 @@ static const char *settle_target(struct exchange *ex, const char *path, size_t s
 }
 
 /* The error a failed open calls for, said on stderr with the path escaped
- * as the log escapes it (it is decoded: "%0a" or "%1b" in it must not forge
+ * (base/escape.h; it is decoded: "%0a" or "%1b" in it must not forge
  * a line or reach a terminal), a line a minute at most: a client repeating a
  * request that fails (out of descriptors, say) must not flood it. */
 static enum MHD_Result respond_open_failed(struct MHD_Connection *conn, struct exchange *ex,
@@ -191,8 +192,8 @@ static enum MHD_Result respond_open_failed(struct MHD_Connection *conn, struct e
     static struct say_limit open_failures;
     char more[64];
     if (say_limit_pass(&open_failures, 60, more, sizeof(more))) {
-        char shown[4 * PATH_MAX + 8];
-        log_escape(path, shown, sizeof(shown));
+        char shown[ESCAPE_PATH_SIZE];
+        escape_text(path, shown, sizeof(shown));
         fprintf(stderr, "folio: %s: %s%s\n", shown, strerror(err), more);
     }
     return respond_error(conn, ex, err == EMFILE || err == ENFILE ? 503 : 500);

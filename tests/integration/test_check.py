@@ -205,6 +205,31 @@ class Edits(unittest.TestCase):
         self.assertEqual(len(far), 1, out)
         self.assertNotIn("did you mean", far[0][4])
 
+    def test_control_bytes_of_the_article_never_reach_the_terminal(self):
+        # An href that would erase its own error line and print a forged clean summary, an
+        # OSC sequence that sets the title, and a file whose name holds an escape: each is
+        # said once, on its own line, as \xHH (the log's and the config errors' rule).
+        forged = "\r\x1b[2K\x1b[1Afolio check: 0 errors"
+        with open(self.p("www/index.html"), "a") as f:
+            f.write('<a href="%s.html">x</a><img src="\x1b]0;owned\x07.png" alt="">\n' % forged)
+        odd = self.p("assets/img/unused-\x1b[31mred\u202e.png")
+        with open(odd, "wb") as f:
+            f.write(b"\x89PNG")
+        code, out, _ = check(self.root)
+        self.assertEqual(code, 1, out)
+        for raw in ("\x1b", "\r", "\x07", "\u202e"):
+            self.assertNotIn(raw, out)
+        found, summary = problems(out)
+        messages = [p[4] for p in found]
+        self.assertTrue(any('"\\x0D\\x1B[2K\\x1B[1Afolio check: 0 errors.html" not found' in m
+                            for m in messages), messages)
+        self.assertTrue(any('"\\x1B]0;owned\\x07.png" not found' in m for m in messages), messages)
+        self.assertIn("assets/img/unused-\\x1B[31mred\\xE2\\x80\\xAE.png", [p[0] for p in found])
+        self.assertNotEqual(summary.group(1), "0")
+        # The JSON report keeps its own escaping (RFC 8259), the bytes as they were.
+        doc = json.loads(check(self.root, "--format", "json")[1])
+        self.assertIn(forged + ".html", [p["reference"] for p in doc["problems"]])
+
     def test_a_page_folio_cannot_read(self):
         # As a user who is not root (root reads any file): the page is an error of its own,
         # and a link to its folder says why the folder cannot be served.

@@ -81,7 +81,7 @@ class Usage(Fixture):
 
     def test_a_control_byte_in_a_bad_value_is_escaped(self):
         # an escape sequence must not reach the terminal, nor a newline break the one line
-        self.assert_bad(run("--root", self.root, "--base-path", "/a\x1b[31mred"), "'/a\\x1b[31mred'")
+        self.assert_bad(run("--root", self.root, "--base-path", "/a\x1b[31mred"), "'/a\\x1B[31mred'")
         path = self.config("[server]\nbase-path = /b\x07\n")
         self.assert_bad(run("--root", self.root, "--config", path), path + ":2:", "'/b\\x07'")
 

@@ -134,6 +134,24 @@ class Swaps:
         self.assertIn("watching the folder now at %s -> %s" % (self.p("www"), os.path.realpath(self.p("build", "v2"))),
                       self.server.stderr_text)
 
+    def test_a_swap_to_a_name_with_control_bytes_is_said_escaped(self):
+        # The watcher's line names the folder now live: a build folder named with an OSC
+        # sequence (it would set the terminal's title) is said as \xHH, as the log says it.
+        odd = "v3\x1b]0;owned\x07"
+        make_site(self.p("build", odd), "v3")
+        self.relink(os.path.join("build", odd))
+        self.one_reload()
+        self.assertIn(b"<p>v3</p>", self.body("/"))
+        deadline = time.time() + EVENT_WAIT  # stderr is read on its own thread
+        while "watching the folder now at" not in self.server.stderr_text and time.time() < deadline:
+            time.sleep(0.02)
+        said = [l for l in self.server.stderr_text.splitlines() if "watching the folder now at" in l]
+        self.assertEqual(len(said), 1, self.server.stderr_text)
+        self.assertTrue(said[0].endswith(" -> %s" % os.path.realpath(self.p("build", "v3\\x1B]0;owned\\x07"))),
+                        said[0])
+        self.assertNotIn("\x1b", self.server.stderr_text)
+        self.assertNotIn("\x07", self.server.stderr_text)
+
     def test_symlink_further_up_swapped(self):
         # www -> current -> build/v1, and `current` pointed elsewhere: no watch hears
         # that (www's own name never changes); the once-a-second look does.
