@@ -117,6 +117,25 @@ async function checkPresets(page) {
       t.ok(Math.abs(v[k] - x) <= 1e-4 * Math.max(1, Math.abs(x)), `${spec} ${k} is the hand-computed ${x}`, `widget ${v[k]}`);
     }
   }
+  const near = (a, b) => Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b));
+  // Section 11's ZeRO-3 contrast, by the timeline's two presets (no SMs held by communication): at 8,192
+  // tokens a layer's 3.821609 ms of forward compute is shorter than its 4.144497 ms gather, so the first
+  // gather and 19 x 0.322888 ms show, 10.279363 ms; at 16,384 tokens (8.199088 ms a layer) only the first
+  // gather does. With 16 SMs held, the slowed compute outlasts the gather at both sizes and both show
+  // 4.144497 x (1 + 19 x 16/132) = 13.689398 ms (hand-computed, python3, issue 34).
+  const timeline = async (preset, sms) => page.evaluate(([name, k]) => {
+    window.folioOverlapTimeline.apply(name);
+    const root = document.querySelector('#fragment-overlap-timeline [data-widget]');
+    if (k !== undefined) { const sel = root.querySelector('#ot-sms'); sel.value = k; sel.dispatchEvent(new Event('change', { bubbles: true })); }
+    return JSON.parse(root.getAttribute('data-values'));
+  }, [preset, sms]);
+  const ms3 = (a, b) => Math.abs(a - b) <= 5.001e-4;   // the timeline reports milliseconds to 3 decimals
+  const z8 = await timeline('zero3-8192'), z16 = await timeline('zero3-16384');
+  t.ok(z8.exposed_ms > z16.exposed_ms + 5 && ms3(z8.exposed_ms, 10.279363) && ms3(z16.exposed_ms, 4.144497) && ms3(z16.exposed_ms, z16.comm_layer_ms),
+    'timeline ZeRO-3 presets: 8,192 tokens exposes part of every gather, 16,384 only the first', JSON.stringify([z8.exposed_ms, z16.exposed_ms, z16.comm_layer_ms]));
+  const z8s = await timeline('zero3-8192', '16'), z16s = await timeline('zero3-16384', '16');
+  t.ok(ms3(z8s.exposed_ms, 13.689398) && ms3(z16s.exposed_ms, 13.689398), 'timeline ZeRO-3 with 16 SMs held: the slowdown hides the contrast at both sizes',
+    JSON.stringify([z8s.exposed_ms, z16s.exposed_ms]));
   // The overlap control: its bounds are the rule's neighbours, and collective-matmul TP hides by w/(t-1).
   const mode = async (m) => page.evaluate((m) => {
     const root = document.querySelector('#fragment-parallelism-explorer [data-widget]');
@@ -125,7 +144,6 @@ async function checkPresets(page) {
     return { v: JSON.parse(root.getAttribute('data-values')), groups: [...root.querySelectorAll('.pe-summary .pe-exposed')].map((e) => e.getAttribute('data-group')),
              step: root.querySelector('.pe-summary .pe-step')?.textContent };
   }, m);
-  const near = (a, b) => Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b));
   await page.evaluate(() => window.folioPresets['parallelism-explorer']('70b-1024'));
   let o = await mode('rule');
   t.ok(near(o.v.step_s, 9.733285) && o.step === '9.73 s' && o.groups.join() === 'TP,PP,DP', '70B on 1,024: by the rule TP, the PP fill and drain and the ZeRO-1 gather are exposed', JSON.stringify([o.step, o.groups]));
