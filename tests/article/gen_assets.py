@@ -596,7 +596,7 @@ def toy_step(model, N, tp, pp, cp, mb, zero, recompute, seq=8192, gbs_tokens=16 
     elif bw_dp == nvlink or k == 1:
         one = (n - 1) / n * 2 * shard / bw_dp
     else:
-        one = (k - 1) / k * 2 * shard / nvlink + (n / k - 1) / (n / k) * 2 * shard / k / ib
+        one = max((k - 1) / k * 2 * shard / nvlink, (n / k - 1) / (n / k) * 2 * shard / k / ib)   # pipelined
     if zero <= 1:
         t_dp = 0.3 * 2 * one
     elif zero == 2:
