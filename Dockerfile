@@ -15,6 +15,7 @@ RUN apt-get update \
 WORKDIR /src
 COPY meson.build meson_options.txt ./
 COPY src/ src/
+COPY docs/man/ docs/man/
 RUN meson setup /build --buildtype=release -Dtests=disabled \
  && ninja -C /build \
  && meson install -C /build --destdir /install

@@ -96,6 +96,27 @@ static bool read_file(const char *path, char **text, char *err, size_t err_size)
     return true;
 }
 
+const struct command_option config_command_options[] = {
+    {'c', "config", "FILE", false, "INI file with [server] and [routes] (ROOT/config/folio.conf if present)", true},
+    {'\0', "health-check", "URL", true, "exit 0 if the server (or URL) answers /__folio/health with 200, else 1",
+     false},
+    {'h', "help", NULL, false, "print this help", false},
+    {'V', "version", NULL, false, "print the version", false},
+};
+const size_t config_command_option_count = sizeof(config_command_options) / sizeof(config_command_options[0]);
+
+/* One --help line for an option that is no setting. */
+static void print_command_option(FILE *out, const struct command_option *o)
+{
+    char flag[64], shortname[8] = "    ";
+    if (o->short_name) {
+        snprintf(shortname, sizeof(shortname), "-%c, ", o->short_name);
+    }
+    snprintf(flag, sizeof(flag), "%s--%s%s%s%s%s", shortname, o->name, o->arg ? " " : "",
+             o->arg_optional ? "[" : "", o->arg ? o->arg : "", o->arg_optional ? "]" : "");
+    fprintf(out, "  %-24s  %s\n", flag, o->help);
+}
+
 static void print_help(FILE *out)
 {
     fprintf(out, "usage: folio [options]\n"
@@ -103,8 +124,11 @@ static void print_help(FILE *out)
                  "Serves an article (www/ at /, fragments/ at /fragments/, assets/ at /assets/)\n"
                  "and, in preview, reloads browsers when its files change. `folio check` finds\n"
                  "its broken references instead (see folio check --help).\n\n");
-    fprintf(out, "  %-24s  %s\n", "-c, --config FILE",
-            "INI file with [server] and [routes] (ROOT/config/folio.conf if present)");
+    for (size_t i = 0; i < config_command_option_count; i++) {
+        if (config_command_options[i].first) {
+            print_command_option(out, &config_command_options[i]);
+        }
+    }
     for (size_t i = 0; i < config_setting_count; i++) {
         const struct setting *s = &config_settings[i];
         char flag[64];
@@ -115,10 +139,12 @@ static void print_help(FILE *out)
         }
         fprintf(out, "  %-24s  %s\n", flag, s->help);
     }
-    fprintf(out, "  %-24s  %s\n", "    --health-check [URL]",
-            "exit 0 if the server (or URL) answers /__folio/health with 200, else 1");
-    fprintf(out, "  %-24s  %s\n  %-24s  %s\n\n", "-h, --help", "this text", "-V, --version",
-            "the version");
+    for (size_t i = 0; i < config_command_option_count; i++) {
+        if (!config_command_options[i].first) {
+            print_command_option(out, &config_command_options[i]);
+        }
+    }
+    fprintf(out, "\n");
     fprintf(out, "Every setting can also come from the config file's [server] section (same name)\n"
                  "or the environment (FOLIO_<NAME>, e.g. FOLIO_LIVE_RELOAD=off; PORT as well).\n"
                  "Flags override the environment, which overrides the file.\n");

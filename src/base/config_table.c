@@ -22,9 +22,9 @@ static const char *const watch_choices[] = {"auto", "inotify", "poll"};  /* enum
 const struct setting config_settings[] = {
 #define AT(field) offsetof(struct config, field)
     {"root", KIND_STRING, AT(root), 0, 0, "DIR", "article folder holding www/, fragments/, assets/ (.)", NULL, false},
-    {"host", KIND_STRING, AT(host), 0, 0, "ADDR", "address to listen on (127.0.0.1; 0.0.0.0 or :: for all)", NULL, false},
+    {"host", KIND_STRING, AT(host), 0, 0, "ADDR", "address to listen on, 0.0.0.0 or :: for all (127.0.0.1)", NULL, false},
     {"port", KIND_UINT, AT(port), 0, 65535, "N", "TCP port, 0 picks a free one (8000)", NULL, false},
-    {"threads", KIND_UINT, AT(threads), 0, 256, "N", "worker threads (number of CPUs)", NULL, false},
+    {"threads", KIND_UINT, AT(threads), 0, 256, "N", "worker threads, 0 for one per CPU (0)", NULL, false},
     {"production", KIND_BOOL, AT(production), 0, 0, NULL, "production mode: caching headers, no live reload", NULL, false},
     {"live-reload", KIND_TRISTATE, AT(live_reload), 0, 0, NULL, "watch files and reload browsers (on in preview)", NULL, false},
     {"base-path", KIND_STRING, AT(base_path), 0, 0, "PATH", "URL prefix a proxy strips, e.g. /article (none)", NULL, true},
@@ -272,8 +272,7 @@ static bool parse_unsigned(const char *v, bool with_suffix, unsigned long long *
     return *end == '\0';
 }
 
-/* n as a user writes a size: with the largest unit that divides it. */
-static void bytes_text(unsigned n, char *out, size_t size)
+void config_bytes_text(unsigned n, char *out, size_t size)
 {
     unsigned shift = n == 0 ? 0 : n % (1u << 30) == 0 ? 30 : n % (1u << 20) == 0 ? 20 : n % 1024 == 0 ? 10 : 0;
     snprintf(out, size, "%u%s", n >> shift, shift == 30 ? "G" : shift == 20 ? "M" : shift == 10 ? "K" : "");
@@ -283,8 +282,8 @@ static void bytes_text(unsigned n, char *out, size_t size)
 static bool bytes_fail(char *err, size_t err_size, const char *value, unsigned min, unsigned max)
 {
     char lo[16], hi[16];
-    bytes_text(min, lo, sizeof(lo));
-    bytes_text(max, hi, sizeof(hi));
+    config_bytes_text(min, lo, sizeof(lo));
+    config_bytes_text(max, hi, sizeof(hi));
     return config_fail(err, err_size, "'%s' is not a byte size from %s to %s (bytes, or with K, M or G: 1024s)",
                        value, lo, hi);
 }

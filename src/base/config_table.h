@@ -1,6 +1,7 @@
-/* config_table: the settings table, shared by the three config files only
- * (config.h is the module's interface). One row per setting is the single
- * source for its INI key, FOLIO_* variable, flag, bounds and --help text.
+/* config_table: the settings table, shared by the three config files and
+ * the man pages' generator (docs/man/man.c) only (config.h is the module's
+ * interface). One row per setting is the single source for its INI key,
+ * FOLIO_* variable, flag, bounds, --help text and man page entries.
  */
 #ifndef FOLIO_CONFIG_TABLE_H
 #define FOLIO_CONFIG_TABLE_H
@@ -24,6 +25,24 @@ struct setting {
 
 extern const struct setting config_settings[];
 extern const size_t config_setting_count;
+
+/* The options that are no setting (--config, --health-check, --help,
+ * --version), as --help lists them: those marked first before the
+ * settings, the rest after. */
+struct command_option {
+    char short_name;  /* '\0': none */
+    const char *name, *arg;
+    bool arg_optional; /* --health-check [URL] */
+    const char *help;
+    bool first;
+};
+
+extern const struct command_option config_command_options[];
+extern const size_t config_command_option_count;
+
+/* The size n as a user writes it, with the largest unit that divides it
+ * ("16K", "64M", "0"). */
+void config_bytes_text(unsigned n, char *out, size_t size);
 
 /* The row for key ("live_reload", "LIVE_RELOAD" and "live-reload" are one),
  * or NULL. */

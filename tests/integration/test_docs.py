@@ -170,6 +170,59 @@ class Options(unittest.TestCase):
         self.assertEqual(sorted(keys - set(settings)), [], "keys in config/folio.conf folio does not have")
 
 
+MAN = os.environ.get("FOLIO_MAN_DIR", os.path.join(os.path.dirname(os.path.dirname(FOLIO)), "docs", "man"))
+
+
+def man_source(page):
+    with open(os.path.join(MAN, page), encoding="utf-8") as f:
+        return f.read()
+
+
+def help_defaults():
+    """{option: the default its --help line ends with, "(...)"}."""
+    out = subprocess.run([FOLIO, "--help"], capture_output=True, text=True, timeout=10).stdout
+    found = {}
+    for line in out.splitlines():
+        m = re.match(r"^  (?:-., )?\s*--(?:\[no-\])?([a-z][a-z0-9-]*).*\((.*)\)$", line)
+        if m:
+            found[m.group(1)] = m.group(2)
+    return found
+
+
+class ManPages(unittest.TestCase):
+    """folio(1) and folio.conf(5), as meson made them from the settings table."""
+
+    def test_they_render_without_a_warning(self):
+        for page in ("folio.1", "folio.conf.5"):
+            path = os.path.join(MAN, page)
+            r = subprocess.run(["groff", "-ww", "-z", "-man", path], capture_output=True, text=True, timeout=30)
+            self.assertEqual((r.returncode, r.stderr), (0, ""), page)
+            r = subprocess.run(["man", "-l", path], capture_output=True, text=True, timeout=30,
+                               env=dict(os.environ, MANWIDTH="80", MANPAGER="cat", PAGER="cat"))
+            self.assertEqual((r.returncode, r.stderr), (0, ""), page)
+            self.assertIn("NAME", r.stdout)
+
+    def test_folio_1_has_every_option(self):
+        page = man_source("folio.1").replace("\\-", "-").replace("\\%", "")
+        missing = [o for o in help_options() + help_options("check") if not mentions(page, o)]
+        self.assertEqual(missing, [], "options --help prints that folio(1) lacks")
+
+    def test_folio_conf_5_has_every_key(self):
+        page = man_source("folio.conf.5").replace("\\-", "-").replace("\\%", "")
+        settings = [o for o in help_options() if o not in ("config", "health-check", "help", "version")]
+        self.assertEqual([s for s in settings if "\\fB%s =" % s not in page], [])
+        self.assertIn("[routes]", page)
+
+    def test_the_defaults_help_states_are_the_defaults(self):
+        # The man pages read the defaults from config_init; --help's are written by hand.
+        page = man_source("folio.1").replace("\\-", "-").replace("\\%", "").replace("\\&", "")
+        entries = dict(re.findall(r"^\\fB--([a-z0-9-]+)\\fR.*?\nDefault: \\fB(.*?)\\fR", page, re.M | re.S))
+        stated = help_defaults()
+        wrong = ["--%s says (%s), config_init %s" % (o, d, entries[o]) for o, d in stated.items()
+                 if o in entries and d != entries[o] and not d.startswith(entries[o] + ";")]
+        self.assertEqual(wrong, [], "a --help default (in src/base/config_table.c) differs from config_init's")
+
+
 class Readme(unittest.TestCase):
     def setUp(self):
         self.text = read("README.md")

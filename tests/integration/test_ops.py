@@ -400,6 +400,10 @@ class Install(unittest.TestCase):
             installed = dest + bindir + "/folio"
             out = subprocess.run([installed, "--version"], capture_output=True, text=True, timeout=10)
             self.assertEqual(out.stdout, "folio 0.1.0\n")
+            # and its man pages where man looks (/usr/local/share/man is on man-db's path)
+            mandir = dest + os.path.join(prefix, "share", "man")
+            for page in ("man1/folio.1", "man5/folio.conf.5"):
+                self.assertTrue(os.path.isfile(os.path.join(mandir, page)), page)
         finally:
             shutil.rmtree(dest, ignore_errors=True)
 
