@@ -33,6 +33,7 @@
 #include "serve/http.h"
 #include "live/livereload.h"
 #include "live/preview.h"
+#include "live/qr.h"
 #include "serve/mime.h"
 #include "serve/resolve.h"
 #include "serve/routes.h"
@@ -287,9 +288,11 @@ static void block_signals(void)
 }
 
 /* Every address of this machine's interfaces that a reader elsewhere could
- * use, one line each: what 0.0.0.0 (IPv4) or :: (both families) listen on. */
-static void print_network_urls(bool v6_too, unsigned port)
+ * use, one line each: what 0.0.0.0 (IPv4) or :: (both families) listen on.
+ * The first one's URL goes into first ("" when there is none). */
+static void print_network_urls(bool v6_too, unsigned port, char *first, size_t first_size)
 {
+    first[0] = '\0';
     struct ifaddrs *all = NULL;
     if (getifaddrs(&all) != 0) {
         return;
@@ -307,28 +310,60 @@ static void print_network_urls(bool v6_too, unsigned port)
         }
         if (inet_ntop(a->sa_family, bytes, text, sizeof(text))) {
             bool v6 = a->sa_family == AF_INET6;
-            fprintf(stderr, "folio: on the network at http://%s%s%s:%u/ (%s)\n", v6 ? "[" : "", text, v6 ? "]" : "",
-                    port, i->ifa_name);
+            char url[INET6_ADDRSTRLEN + 16];
+            snprintf(url, sizeof(url), "http://%s%s%s:%u/", v6 ? "[" : "", text, v6 ? "]" : "", port);
+            fprintf(stderr, "folio: on the network at %s (%s)\n", url, i->ifa_name);
+            if (!first[0]) {
+                snprintf(first, first_size, "%s", url);
+            }
         }
     }
     freeifaddrs(all);
 }
 
+/* True when host (an address or a name) is this machine's alone. */
+static bool host_is_loopback(const char *host)
+{
+    struct in6_addr a6;
+    return !strcmp(host, "localhost") || !strncmp(host, "127.", 4) ||
+           (inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6));
+}
+
+/* A preview others can open: says so in one line and, on a terminal, draws
+ * url as a QR code for a phone (qr.h), unless --qr=no. */
+static void print_preview_reach(const struct config *boot, const char *url)
+{
+    fprintf(stderr, "folio: this preview is open to everyone on that network, not just this machine "
+                    "(--host 127.0.0.1 keeps it here)\n");
+    char *code = boot->qr && isatty(STDERR_FILENO) ? qr_terminal(url) : NULL;
+    if (code) {
+        fprintf(stderr, "folio: scan to open %s on a phone (--qr=no hides this)\n%s", url, code);
+    }
+    free(code);
+}
+
 /* The start-up lines, on stderr with folio's other words (stdout is the
  * access log's alone): the local URL first, then, when bound to all
- * addresses, the network URLs (as vite prints them). */
+ * addresses, the network URLs (as vite prints them); in preview on an
+ * address others reach, a word about that and the first such URL's QR code. */
 static void print_banner(const struct config *boot, const char *root, bool live, unsigned port)
 {
     const char *host = boot->host;
     bool any = !strcmp(host, "0.0.0.0") || !strcmp(host, "::");
     bool v6 = strchr(host, ':') != NULL;
+    char network[INET6_ADDRSTRLEN + 16] = "";
     /* --watch poll is said here; auto says so itself when it falls back to polling */
     fprintf(stderr, "folio: serving %s (%s%s) at http://%s%s%s:%u/\n", root,
             boot->production ? "production" : "preview",
             !live ? "" : (enum watch_mode)boot->watch == WATCH_POLL ? ", live reload by polling" : ", live reload",
             v6 && !any ? "[" : "", any ? "127.0.0.1" : host, v6 && !any ? "]" : "", port);
     if (any) {
-        print_network_urls(v6, port);
+        print_network_urls(v6, port, network, sizeof(network));
+    } else if (!host_is_loopback(host)) {
+        snprintf(network, sizeof(network), "http://%s%s%s:%u/", v6 ? "[" : "", host, v6 ? "]" : "", port);
+    }
+    if (!boot->production && network[0]) {
+        print_preview_reach(boot, network);
     }
 }
 

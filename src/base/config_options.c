@@ -147,6 +147,7 @@ static void print_help(FILE *out)
     fprintf(out, "\n");
     fprintf(out, "Every setting can also come from the config file's [server] section (same name)\n"
                  "or the environment (FOLIO_<NAME>, e.g. FOLIO_LIVE_RELOAD=off; PORT as well).\n"
+                 "A yes/no flag also takes its value: --qr=no is --no-qr.\n"
                  "Flags override the environment, which overrides the file.\n");
 }
 
@@ -163,7 +164,8 @@ static const struct option *options_table(void)
     size_t n = 0;
     for (size_t i = 0; i < config_setting_count && i < SETTING_MAX; i++) {
         const struct setting *s = &config_settings[i];
-        options[n++] = (struct option){s->name, config_setting_is_yes_no(s) ? no_argument : required_argument,
+        /* a yes/no flag alone means yes; --qr=no says the value (no --qr no: that is an argument) */
+        options[n++] = (struct option){s->name, config_setting_is_yes_no(s) ? optional_argument : required_argument,
                                        NULL, (int)i};
         if (config_setting_is_yes_no(s)) {
             snprintf(no_names[i], sizeof(no_names[i]), "no-%s", s->name);
@@ -337,7 +339,8 @@ static enum config_result load_flags(struct config *c, int argc, char **argv, st
             const struct setting *s = &config_settings[opt];
             char flag[72];
             snprintf(flag, sizeof(flag), "--%s", s->name);
-            if (!config_set(c, s->name, config_setting_is_yes_no(s) ? "true" : optarg, message, sizeof(message))) {
+            const char *value = config_setting_is_yes_no(s) && !optarg ? "true" : optarg;
+            if (!config_set(c, s->name, value, message, sizeof(message))) {
                 return invalid(err, flag, 0, message);
             }
             config_note_source(c, s->name, flag, 0);

@@ -47,6 +47,7 @@ const struct setting config_settings[] = {
     {"event-stream-limit", KIND_UINT, AT(event_stream_limit), 1, 100000, "N", "live-reload event streams, 503 past it (200)", NULL, false},
     {"watch", KIND_CHOICE, AT(watch), 0, 2, "MODE", "how live reload sees edits: auto, inotify or poll (auto)", watch_choices, false},
     {"poll-interval", KIND_UINT, AT(poll_interval), 50, 60000, "MS", "with --watch poll, milliseconds between two looks (500)", NULL, false},
+    {"qr", KIND_BOOL, AT(qr), 0, 0, NULL, "QR code of the network URL, on a terminal (on; --qr=no)", NULL, false},
 #undef AT
 };
 const size_t config_setting_count = sizeof(config_settings) / sizeof(config_settings[0]);
@@ -97,6 +98,7 @@ void config_init(struct config *c)
         .send_rate = 1024,
         .event_stream_limit = 200,
         .poll_interval = 500,
+        .qr = true,
     };
     c->routes = must(calloc(DEFAULT_ROUTE_COUNT, sizeof(*c->routes)));
     for (size_t i = 0; i < DEFAULT_ROUTE_COUNT; i++) {
