@@ -360,6 +360,17 @@ static void test_print(void **state)
     free(buf);
 }
 
+/* The summary counts in English: one file, one reference, one error. */
+static void test_summary_singular(void **state)
+{
+    (void)state;
+    struct check_report r = {.errors = 1, .files = 1, .references = 1, .root = "/a", .base_path = ""};
+    char line[512];
+    check_summary(&r, line, sizeof(line));
+    assert_string_equal(line, "folio check: 1 error, 0 warnings, 0 unverified in 1 file (1 reference, 0 external, "
+                              "not fetched); URLs built by scripts are not seen");
+}
+
 /* An anchor no source names: an error in a page without scripts, unverified
  * (a warning of its own code, counted apart) in one whose page or fragment
  * runs a script, an error again under --strict. A data block does not run. */
@@ -409,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_run),
         cmocka_unit_test(test_print),
+        cmocka_unit_test(test_summary_singular),
         cmocka_unit_test(test_unverified_anchor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

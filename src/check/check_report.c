@@ -28,10 +28,10 @@ void check_summary(const struct check_report *r, char *out, size_t size)
                  strict == 1 ? "" : "s");
     }
     snprintf(out, size,
-             "folio check: %zu error%s, %zu warning%s, %zu unverified in %zu files (%zu references, "
+             "folio check: %zu error%s, %zu warning%s, %zu unverified in %zu file%s (%zu reference%s, "
              "%zu external, not fetched); URLs built by scripts are not seen%s",
              r->errors, r->errors == 1 ? "" : "s", r->warnings, r->warnings == 1 ? "" : "s", open, r->files,
-             r->references, r->externals, why);
+             r->files == 1 ? "" : "s", r->references, r->references == 1 ? "" : "s", r->externals, why);
 }
 
 void check_print_text(const struct check_report *r, FILE *out)

@@ -409,8 +409,9 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     deadline_watch_stop(s->conns.deadlines);
     /* The last lines, unless nobody reads them; then say what was lost. */
     if (!log_flush(1000) || log_dropped() > 0) {
-        fprintf(stderr, "folio: access log: %llu lines dropped, %s\n",
-                (unsigned long long)log_dropped(), "stdout was not read fast enough");
+        unsigned long long dropped = log_dropped();
+        fprintf(stderr, "folio: access log: %llu line%s dropped, %s\n", dropped, dropped == 1 ? "" : "s",
+                "stdout was not read fast enough");
     }
     /* Ready entries count their descriptors in s: they go before it does. */
     cache_clear(s->ctx.cache);

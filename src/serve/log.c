@@ -258,8 +258,8 @@ static void *writer_main(void *unused)
             if (dropped > 0) {
                 char note[96];
                 int k = snprintf(note, sizeof(note),
-                                 "folio: access log fell behind: %llu lines dropped\n",
-                                 (unsigned long long)dropped);
+                                 "folio: access log fell behind: %llu line%s dropped\n",
+                                 (unsigned long long)dropped, dropped == 1 ? "" : "s");
                 io_write_all(STDERR_FILENO, note, (size_t)k);
             }
             pthread_mutex_lock(&ring.lock);
