@@ -1,6 +1,6 @@
 /* check_report — a check_report (check.h) printed: compiler-style text for
- * a terminal and an editor, one JSON object for tools (schema in the
- * README), and the JSON pieces the live panel's events are made of
+ * a terminal and an editor, one JSON object for tools (schema in
+ * docs/check.md), and the JSON pieces the live panel's events are made of
  * (check_live.c). The formats are an interface: tests/integration/
  * test_check.py holds them.
  *
@@ -17,7 +17,7 @@
 /* Compiler-style lines (errors, then warnings) and one summary line. */
 void check_print_text(const struct check_report *r, FILE *out);
 
-/* The whole report as one JSON object (schema in the README). */
+/* The whole report as one JSON object (schema in docs/check.md). */
 void check_print_json(const struct check_report *r, FILE *out);
 
 /* @s as a JSON string (RFC 8259 7), quotes included. */

@@ -1,7 +1,7 @@
 // The article in headless Chromium (Debian's) through a URL, e.g. folio in a container or nginx
 // in front of two: the page loads, no request fails, every fragment-<name> element (at least
 // MIN, default 4, the repo's article) ends filled: data-fragment-state="loaded" where the page's
-// loader keeps states (www/article.js), children where it does not (the README's minimal one).
+// loader keeps states (www/article.js), children where it does not (docs/writing.md's minimal one).
 // Prints the final document title. Used by test_container.py: node article.mjs URL [MIN]
 // Prints "N passed, M failed"; exits 1 on a failure. Every wait is bounded.
 import { launchBrowser } from '../lib/browser.mjs';
