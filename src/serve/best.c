@@ -42,16 +42,23 @@ static void job_free(struct job *j)
 }
 
 /* Makes one job's body and keeps it; drops the whole responses of the fast
- * one so the next request is built from the best. */
+ * one so the next request is built from the best. A body that cannot be
+ * made (the encoder failed) or kept (too big for the cache) leaves an empty
+ * one, "tried", so no request offers the job again for this version. */
 static void run(struct job *j, const atomic_bool *stop)
 {
     uint64_t generation = cache_generation(j->cache);
     struct body *coded = compress_body_until(j->coding, j->plain->data, j->plain->len, j->level, stop);
-    if (coded) {
-        cache_put(j->cache, j->key, j->variant, &j->id, coded, generation);
+    if (coded && cache_put(j->cache, j->key, j->variant, &j->id, coded, generation)) {
         cache_drop_variants(j->cache, j->key, "r:"); /* whole responses (entry.c VARIANT_RESPONSE) */
-        body_unref(coded);
+    } else if (!atomic_load(stop)) {
+        struct body *tried = body_create(0);
+        if (tried) {
+            cache_put(j->cache, j->key, j->variant, &j->id, tried, generation);
+            body_unref(tried);
+        }
     }
+    body_unref(coded);
 }
 
 /* The worker: one job at a time until stopped. */
@@ -167,14 +174,38 @@ static struct job *job_new(struct cache *c, const char *key, const char *variant
     return j;
 }
 
+/* Whether a job of len bytes fits the queue now. Called with lock held. */
+static bool room_for(const struct best *b, size_t len)
+{
+    return !atomic_load(&b->stop) && b->jobs < QUEUE_JOBS_MAX && b->bytes + len <= QUEUE_BYTES_MAX;
+}
+
+/* See best.h. */
+bool best_holds(struct best *b, struct cache *c, const char *key, const char *variant,
+                const struct file_id *id)
+{
+    pthread_mutex_lock(&b->lock);
+    bool held = queued(b, c, key, variant, id);
+    pthread_mutex_unlock(&b->lock);
+    return held;
+}
+
+/* See best.h. */
+bool best_has_room(struct best *b, size_t len)
+{
+    pthread_mutex_lock(&b->lock);
+    bool room = room_for(b, len);
+    pthread_mutex_unlock(&b->lock);
+    return room;
+}
+
 /* See best.h. */
 bool best_queue(struct best *b, struct cache *c, const char *key, const char *variant,
                 enum encoding e, int level, const struct file_id *id, struct body *plain)
 {
     bool ok = false;
     pthread_mutex_lock(&b->lock);
-    if (!atomic_load(&b->stop) && b->jobs < QUEUE_JOBS_MAX && b->bytes + plain->len <= QUEUE_BYTES_MAX &&
-        !queued(b, c, key, variant, id)) {
+    if (room_for(b, plain->len) && !queued(b, c, key, variant, id)) {
         if (!b->started) {
             b->started = pthread_create(&b->thread, NULL, work, b) == 0;
         }

@@ -22,9 +22,21 @@ struct best *best_start(void);
  * (compress_body_until), queued jobs are dropped. Accepts NULL. */
 void best_stop(struct best *b);
 
+/* Whether the job (c, key, variant, id) is waiting or being made: its
+ * result is on its way. */
+bool best_holds(struct best *b, struct cache *c, const char *key, const char *variant,
+                const struct file_id *id);
+
+/* Whether a job of len bytes would be taken now: the queue has room (8
+ * jobs, 64 MiB of bodies) and is not stopped. */
+bool best_has_room(struct best *b, size_t len);
+
 /* Queues the making of plain (a reference is taken) in coding e at level,
- * kept in c under (key, variant) for file version id. False when the queue
- * is full (8 jobs, 64 MiB of bodies) or holds that job already. */
+ * kept in c under (key, variant) for file version id; when it cannot be
+ * made or kept, an empty body is kept there instead, so a job is made once
+ * per version. False when the queue is full or stopped, or holds that job
+ * already: a job not taken is the caller's to offer again (entry.c does,
+ * on the file's next request). */
 bool best_queue(struct best *b, struct cache *c, const char *key, const char *variant,
                 enum encoding e, int level, const struct file_id *id, struct body *plain);
 

@@ -81,6 +81,7 @@ struct lookup {
     const struct entry_server *s;
     int level[ENCODING_COUNT];
     int best_level[ENCODING_COUNT]; /* made in the background (best.h) when above level; 0: none */
+    int best_state[ENCODING_COUNT]; /* enum best_state of each best level */
     const char *base;               /* the variant the codings' names follow ("": the file) */
     char coding_name[ENCODING_COUNT][8]; /* the coding's variant: "gzip6" */
     char key[KEY_MAX];
@@ -231,13 +232,6 @@ static struct body *build_coded(struct lookup *l, const void *arg)
         return NULL;
     }
     struct body *coded = compress_body(*e, plain->data, plain->len, l->level[*e]);
-    if (coded && l->best_level[*e] > l->level[*e]) {
-        char best[PATH_MAX + 16];
-        if ((size_t)snprintf(best, sizeof(best), "%s%s%s%d", l->base, *l->base ? ":" : "",
-                             codings[*e].variant, l->best_level[*e]) < sizeof(best)) {
-            best_queue(l->s->best, l->s->cache, l->key, best, *e, l->best_level[*e], &l->id, plain);
-        }
-    }
     body_unref(plain);
     return coded ? coded : body_create(0);
 }
@@ -310,19 +304,49 @@ static struct body *coded_variant(struct lookup *l, enum encoding e, const char 
     return coded;
 }
 
-/* Whether the background worker's best level of coding e is in the cache:
- * then it, not the fast level, answers (and its ETag names it). */
-static bool best_landed(struct lookup *l, enum encoding e)
+/* The best level of coding e, as the background worker left it. */
+enum best_state {
+    BEST_ABSENT, /* never made for this version (or evicted since) */
+    BEST_TRIED,  /* made and found not worth keeping: an empty body */
+    BEST_LANDED, /* in the cache: it, not the fast level, answers (its ETag names it) */
+};
+
+/* The variant coding e's best level is kept under; false when it does not fit. */
+static bool best_variant(const struct lookup *l, enum encoding e, char *out, size_t size)
+{
+    return (size_t)snprintf(out, size, "%s%s%s%d", l->base, *l->base ? ":" : "", codings[e].variant,
+                            l->best_level[e]) < size;
+}
+
+static enum best_state best_found(struct lookup *l, enum encoding e)
 {
     char variant[PATH_MAX + 16];
-    if ((size_t)snprintf(variant, sizeof(variant), "%s%s%s%d", l->base, *l->base ? ":" : "",
-                         codings[e].variant, l->best_level[e]) >= sizeof(variant)) {
-        return false;
+    if (!best_variant(l, e, variant, sizeof(variant))) {
+        return BEST_TRIED;
     }
     struct body *b = cache_get(l->s->cache, l->key, variant, &l->id);
-    bool landed = b && b->len > 0;
+    enum best_state state = !b ? BEST_ABSENT : b->len > 0 ? BEST_LANDED : BEST_TRIED;
     body_unref(b);
-    return landed;
+    return state;
+}
+
+/* Offers the making of coding e's best level to the background worker,
+ * from the representation's bytes as they stand (before a coded body takes
+ * their place). A job the full queue cannot take now is not dropped: the
+ * representation is marked best_pending, so no whole response is kept for
+ * it (ready.c) and the file's next request comes this way and offers it
+ * again. Reads the bytes only when the queue has room. */
+static void offer_best(struct lookup *l, enum encoding e)
+{
+    char variant[PATH_MAX + 16];
+    struct best *b = l->s->best;
+    if (!best_variant(l, e, variant, sizeof(variant)) || best_holds(b, l->s->cache, l->key, variant, &l->id)) {
+        return;
+    }
+    struct body *plain = best_has_room(b, (size_t)l->rep->size) ? current_bytes(l) : NULL;
+    bool queued = plain && best_queue(b, l->s->cache, l->key, variant, e, l->best_level[e], &l->id, plain);
+    body_unref(plain);
+    l->rep->best_pending |= !queued && !best_holds(b, l->s->cache, l->key, variant, &l->id);
 }
 
 /* One coded form a representation could take: a body, or a sidecar file. */
@@ -447,6 +471,7 @@ static void choose_coding(struct lookup *l, const struct route *route, const cha
     unsigned ceiling[ENCODING_COUNT] = {[ENCODING_ZSTD] = f->zstd_level, [ENCODING_BR] = f->brotli_quality};
     l->base = base;
     l->best_level[ENCODING_IDENTITY] = l->best_level[ENCODING_GZIP] = 0; /* gzip's level is the setting's */
+    l->best_state[ENCODING_IDENTITY] = l->best_state[ENCODING_GZIP] = BEST_TRIED; /* none to make */
     for (int e = ENCODING_ZSTD; e < ENCODING_COUNT; e++) {
         l->level[e] = compress_level((enum encoding)e, f->production, (size_t)l->rep->size);
         int top = e == ENCODING_BR ? COMPRESS_BR_PRODUCTION : COMPRESS_ZSTD_PRODUCTION;
@@ -456,7 +481,8 @@ static void choose_coding(struct lookup *l, const struct route *route, const cha
         l->level[e] = l->level[e] < top ? l->level[e] : top;
         l->best_level[e] = f->production && l->s->best && l->level[e] < top &&
                                    l->rep->size <= BEST_MAX_BYTES ? top : 0;
-        if (l->best_level[e] && best_landed(l, (enum encoding)e)) {
+        l->best_state[e] = l->best_level[e] ? best_found(l, (enum encoding)e) : BEST_TRIED;
+        if (l->best_state[e] == BEST_LANDED) {
             l->level[e] = top;
         }
     }
@@ -479,6 +505,9 @@ static void choose_coding(struct lookup *l, const struct route *route, const cha
         } else {
             candidate_release(&c);
         }
+    }
+    if (best.body && l->best_state[best.coding] == BEST_ABSENT) {
+        offer_best(l, best.coding);
     }
     take_candidate(l, &best, tag);
 }

@@ -84,6 +84,8 @@ struct entry_rep {
     struct file_id source;    /* the version of the file it was made from */
     const char *sidecar;      /* the sidecar's suffix (".gz") when its bytes are one's, else NULL */
     struct file_id sidecar_id; /* that sidecar's version: a whole response kept from it checks it */
+    bool best_pending; /* its best level waits for room in the worker's queue: keep no whole
+                        * response, so the next request offers it again (entry.c) */
 };
 
 /* Chooses the representation of the open regular file fd (st its fstat),

@@ -286,7 +286,7 @@ bool ready_make(struct ready_pool *p, const struct config *config,
 {
     char variant[READY_VARIANT_MAX];
     *out_of_memory = false;
-    if (!entry_response_variant(entries, f, false, variant, sizeof(variant))) {
+    if (rep->best_pending || !entry_response_variant(entries, f, false, variant, sizeof(variant))) {
         return false;
     }
     uint64_t generation = cache_generation(p->cache);
