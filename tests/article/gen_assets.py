@@ -558,13 +558,13 @@ def toy_step(model, N, tp, pp, cp, mb, zero, recompute, seq=8192, gbs_tokens=16 
     dp = N // (tp * pp * cp)
     if dp < 1 or dp * tp * pp * cp != N or L % pp or m['kv'] % min(tp, m['kv']):
         return None
-    if pp > 1 and zero > 1:          # sharded gradients/parameters and pipelining do not mix well
-        return None
+    if pp > 1 and zero > 1:          # left out, as the article says: every micro-batch would pay the
+        return None                  # reduce-scatter or gathers again (DeepSpeed's pipelines refuse it)
     seqs = gbs_tokens // seq
     if seqs % (dp * mb):
         return None
     micro = seqs // (dp * mb)          # micro-batches per pipeline per step
-    if pp > 1 and micro < pp:
+    if pp > 1 and micro < pp:          # left out too: (p-1)/(m+p-1) >= 1/2, half of every step idle
         return None
     n = dp * cp                        # context-parallel ranks hold the same weights, so they join the
     shard = P / (tp * pp)              # gradient reduction and the optimizer sharding
@@ -764,9 +764,10 @@ def fragment_sweep(rows):
     ns = sorted({r['N'] for r in rows})
     span = f'{ns[0]:,} to {ns[-1]:,}'
     chart = scatter_svg(rows, 640, 470, 'Every configuration of the toy cost model for a 70B model',
-                        'Scatter plot of model FLOPs utilisation against memory per GPU for every valid combination of '
+                        'Scatter plot of model FLOPs utilisation against memory per GPU for the combinations of '
                         f'data, tensor, pipeline and context parallel degree, micro-batch size, ZeRO stage and '
-                        f'recomputation policy on {span} GPUs. Configurations right of the 72 GB line do not fit.',
+                        f'recomputation policy on {span} GPUs, except pipelines with ZeRO-2 or 3 and pipelines with '
+                        f'fewer micro-batches than stages. Configurations right of the 72 GB line do not fit.',
                         tooltips=True, fragment=True)
     fit = [r for r in rows if r['fits']]
     best = sorted(fit, key=lambda r: (-r['mfu'], r['N'], r['mem_gb']))[:12]
@@ -777,7 +778,7 @@ def fragment_sweep(rows):
     return f'''<div class="sweep">
 <p class="fragment-lede">Each of the {len(rows):,} dots below is one way to lay out a 70-billion-parameter model on {span} GPUs
 ({', '.join(f'{n:,}' for n in ns)}; sequence length 8,192, 16 M tokens per step), scored by the small cost model in
-<code>tests/article/gen_assets.py</code>. {len(fit):,} of them fit in 72 GB, 90 percent of an 80 GB GPU. Hover over a dot, or tap it, to read its configuration.
+<code>tests/article/gen_assets.py</code>; pipelines with ZeRO-2 or 3, and pipelines with fewer micro-batches than stages, are left out, for the reasons the text above gives. {len(fit):,} of them fit in 72 GB, 90 percent of an 80 GB GPU. Hover over a dot, or tap it, to read its configuration.
 Memory is counted exactly as in the parallelism explorer. The time is a sketch made for this article, not a benchmark: it knows about FLOPs, the pipeline bubble, the size of each
 collective and two link speeds, and nothing about kernels, congestion or stragglers.</p>
 <div class="widget-controls sweep-controls">
