@@ -189,13 +189,25 @@ async function checkPresets(page) {
 async function checkRefusals(page) {
   const pe = '#fragment-parallelism-explorer';
   await page.locator(pe).scrollIntoViewIfNeeded();
-  await page.selectOption('#pe-model', '405');
-  await page.selectOption('#pe-gpus', '1024');
-  await page.selectOption('#pe-pp', '16');
+  const layout = (o) => page.evaluate((o) => {
+    const root = document.querySelector('#fragment-parallelism-explorer [data-widget]');
+    for (const [id, v] of Object.entries(o)) root.querySelector('#pe-' + id).value = String(v);
+    root.querySelector('#pe-model').dispatchEvent(new Event('change', { bubbles: true }));
+    return JSON.parse(root.getAttribute('data-values'));
+  }, o);
+  // Llama 3 405B's split: 126 layers in 16 stages as 7, 8 x 14, 7. With 128 micro-batches stage 1 is the
+  // fullest, 8 layers x 15 in flight = 120 (stage 0: 7 x 16 = 112), 31.75 x 8192 x 16384/8 B a layer:
+  // 120 x 532,676,608 B = 63.921 GB of activations (python3, issue 34).
+  const uneven = await layout({ model: '405', gpus: 1024, tp: 8, pp: 16, cp: 1, seq: 8192, gbs: 1024, mb: 1, zero: 1, rc: 'selective' });
+  t.ok(!uneven.error && JSON.stringify(uneven.stage_layers) === JSON.stringify([7, ...Array(14).fill(8), 7]) && uneven.peak_stage === 1 &&
+    Math.abs(uneven.act_gb - 63.92119296) < 1e-6, 'the explorer splits 126 layers into 16 stages as Llama 3 405B did (7, 8 x 14, 7)', JSON.stringify([uneven.stage_layers, uneven.peak_stage, uneven.act_gb]));
+  const formula = await page.$eval(pe, (e) => e.querySelector('.pe-formulas').innerText);
+  t.ok(/Uneven stages: 7, 8 \u00d7 14, 7 layers/.test(formula), 'the explorer says the uneven split', formula.slice(0, 400));
+  await layout({ cp: 16 });
   const refused = await page.$eval(pe, (e) => ({ text: e.querySelector('.pe-summary').innerText, visible: e.querySelector('.pe-summary .warn')?.offsetHeight > 0,
     values: e.querySelector('[data-widget]').getAttribute('data-values'), bars: e.querySelectorAll('.pe-chart rect').length }));
-  t.ok(/126 layers do not split into 16/.test(refused.text) && refused.visible && refused.bars === 0 && /"error":true/.test(refused.values),
-    'the explorer refuses 126 layers in 16 stages, visibly', JSON.stringify(refused));
+  t.ok(/= 2048 does not divide 1024 GPUs/.test(refused.text) && refused.visible && refused.bars === 0 && /"error":true/.test(refused.values),
+    'the explorer refuses TP 8 x PP 16 x CP 16 on 1,024 GPUs, visibly', JSON.stringify(refused));
   await page.evaluate(() => window.folioPresets['parallelism-explorer']('8b-512'));
   const dp = await widgetValues(page, 'parallelism-explorer');
   t.ok(dp.dp_link === 'network' && dp.dp === 512, '8B on 512 GPUs: the data-parallel group spans nodes, so it is not NVLink', JSON.stringify(dp));
