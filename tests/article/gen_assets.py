@@ -896,7 +896,7 @@ def png_hero():
 
 
 def fig_bubble_heatmap():
-    """Figure 11: the bubble fraction (p-1)/(m+p-1) as a grid of cells, with axes and a colour scale."""
+    """Figure 12: the bubble fraction (p-1)/(m+p-1) as a grid of cells, with axes and a colour scale."""
     import base64
     P, M = 32, 64
     W, H = 400, 376                              # shown about 350 px wide beside the text
