@@ -9,11 +9,18 @@ No peer does this, so there is no ratio: a measurement, never a timed assertion.
 
     python3 bench/check.py                # build/src/folio, 20 runs
     python3 bench/check.py --runs 50 --folio build-ci/src/folio
+    python3 bench/check.py --misses 6000  # a page of 6,000 ids and 6,000 anchors that miss
+
+--misses N: "did you mean" at scale (check_near.h), three pages of N ids and N in-page
+anchors naming none of them: a table of contents whose id scheme changed (sec- became
+section-), each anchor a typo of its id, and ids alike in all but their digits (a00001 for
+b00001), the last the worst case of the index's filters.
 
 Standard library only.
 """
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -50,13 +57,34 @@ def make_article(root, page_bytes=300_000, fragments=15):
         w("fragments/f%d.html" % k, "".join(fp))
 
 
-def measure(folio, root, runs):
-    """Wall times (ms) of `folio check --root root`, and its last summary line."""
+def make_misses(root, n, scheme):
+    """One page of n ids and n in-page anchors that name none of them (see the docstring)."""
+    words = ["pipeline", "tensor", "shard", "gradient", "bubble", "stage", "batch", "optimizer",
+             "memory", "overlap"]
+    ids, hrefs = [], []
+    for i in range(n):
+        title = "-".join(words[(i * k) % 10] for k in (1, 3, 7))
+        ids.append({"toc": "sec-%d-%s", "typo": "sec-%d-%s"}.get(scheme, "a%05d") % ((i, title) if scheme != "alike" else i))
+        hrefs.append({"toc": "section-%d-%s", "typo": "sec-%d-%sx"}.get(scheme, "b%05d") % ((i, title) if scheme != "alike" else i))
+    os.makedirs(os.path.join(root, "www"), exist_ok=True)
+    with open(os.path.join(root, "www", "index.html"), "w") as f:
+        f.write("<!doctype html><html lang=en><head><meta charset=utf-8><title>t</title></head><body><nav>%s</nav>%s"
+                "</body></html>\n" % ("".join('<a href="#%s">x</a>' % h for h in hrefs),
+                                      "".join('<h2 id="%s">x</h2>' % i for i in ids)))
+
+
+def measure(folio, root, runs, cpu=None):
+    """Wall times (ms) of `folio check --root root`, and its last summary line; the CPU
+    times (user + system, ms) appended to cpu when given (a shared machine's wall times
+    say more of the others' load)."""
     times, out = [], ""
     for _ in range(runs):
-        t = time.perf_counter()
+        t, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.run([folio, "check", "--root", root], capture_output=True, text=True, cwd=root)
         times.append((time.perf_counter() - t) * 1000)
+        now = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if cpu is not None:
+            cpu.append((now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime) * 1000)
         if p.returncode == 2:
             sys.exit("folio check could not run: " + p.stderr)
         out = p.stdout.strip().split("\n")[-1]
@@ -67,7 +95,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--folio", default=os.path.join(HERE, "..", "build", "src", "folio"))
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--misses", type=int, default=0, metavar="N")
     a = ap.parse_args()
+    if a.misses:
+        print("| page of %d ids, %d anchors that miss | median ms | fastest ms | median CPU ms |\n|---|---|---|---|"
+              % (a.misses, a.misses))
+        for scheme in ("toc", "typo", "alike"):
+            with tempfile.TemporaryDirectory() as tmp:
+                make_misses(tmp, a.misses, scheme)
+                cpu = []
+                times, _ = measure(a.folio, tmp, a.runs, cpu)
+                print("| %s | %.1f | %.1f | %.1f |" % (scheme, statistics.median(times), min(times),
+                                                      statistics.median(cpu)))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         make_article(tmp)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(tmp) for f in fs)

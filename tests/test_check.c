@@ -11,6 +11,7 @@
 
 #include "check/check.h"
 #include "check/check_report.h"
+#include "check/check_near.h"
 #include "check/check_refs.h"
 #include "base/config.h"
 #include "serve/resolve.h"
@@ -410,6 +411,103 @@ static void test_unverified_anchor(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Damerau's optimal string alignment by the whole table: what check_near
+ * must agree with. */
+static size_t osa_slow(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b), d[20][20];
+    for (size_t i = 0; i <= n; i++) {
+        for (size_t j = 0; j <= m; j++) {
+            size_t best = i == 0 ? j : j == 0 ? i : d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (i > 0 && j > 0) {
+                best = d[i - 1][j] + 1 < best ? d[i - 1][j] + 1 : best;
+                best = d[i][j - 1] + 1 < best ? d[i][j - 1] + 1 : best;
+            }
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best) {
+                best = d[i - 2][j - 2] + 1;
+            }
+            d[i][j] = best;
+        }
+    }
+    return d[n][m];
+}
+
+/* A random string of 1 to 16 bytes over a small alphabet, so that many are
+ * a typo apart. */
+static void random_id(char *out, unsigned *seed)
+{
+    static const char alphabet[] = "ab-1A";
+    size_t n = 1 + (size_t)(rand_r(seed) % 16);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = alphabet[rand_r(seed) % (sizeof(alphabet) - 1)];
+    }
+    out[n] = '\0';
+}
+
+/* The index finds what a scan of every id with the whole table finds: the
+ * first in the order given of the nearest, within two edits and a third. */
+static void test_near_agrees_with_the_whole_table(void **state)
+{
+    enum { IDS = 400, ASKED = 400 };
+    static char ids[IDS][17], asked[ASKED][17];
+    const char *list[IDS];
+    unsigned seed = 36;
+    for (size_t i = 0; i < IDS; i++) {
+        random_id(ids[i], &seed);
+        list[i] = ids[i];
+    }
+    struct check_near *x = check_near_index(list, IDS);
+    assert_non_null(x);
+    size_t found = 0;
+    for (size_t q = 0; q < ASKED; q++) {
+        random_id(asked[q], &seed);
+        if (q % 2) { /* an id with one to three bytes changed, put in, taken out or swapped */
+            strcpy(asked[q], ids[rand_r(&seed) % IDS]);
+            for (int edits = 1 + rand_r(&seed) % 3; edits > 0; edits--) {
+                size_t n = strlen(asked[q]), at = (size_t)rand_r(&seed) % (n + 1);
+                int how = rand_r(&seed) % 4;
+                if (how == 3 && at + 1 < n) { /* two neighbours swapped */
+                    char c = asked[q][at];
+                    asked[q][at] = asked[q][at + 1];
+                    asked[q][at + 1] = c;
+                } else if (how == 0 && n < 16) {
+                    memmove(asked[q] + at + 1, asked[q] + at, n - at + 1);
+                    asked[q][at] = 'b';
+                } else if (how == 1 && at < n && n > 1) {
+                    memmove(asked[q] + at, asked[q] + at + 1, n - at);
+                } else if (at < n) {
+                    asked[q][at] = asked[q][at] == 'a' ? '1' : 'a';
+                }
+            }
+        }
+        size_t len = strlen(asked[q]), limit = len / 3 < 2 ? len / 3 : 2, best = limit + 1;
+        const char *want = NULL;
+        for (size_t i = 0; i < IDS && limit > 0; i++) {
+            size_t e = osa_slow(asked[q], ids[i]);
+            if (e < best) {
+                best = e;
+                want = ids[i];
+            }
+        }
+        const char *got = check_near_find(x, asked[q]);
+        if (want == NULL) {
+            assert_null(got);
+        } else {
+            assert_ptr_equal(got, want);
+            found++;
+        }
+        for (size_t i = 0; i < 8; i++) { /* and the banded table stops right */
+            size_t e = osa_slow(asked[q], ids[i]);
+            for (size_t lim = 0; lim <= 3; lim++) {
+                assert_int_equal(check_near_edits(asked[q], len, ids[i], strlen(ids[i]), lim),
+                                 e <= lim ? e : lim + 1);
+            }
+        }
+    }
+    assert_true(found > ASKED / 4); /* the alphabet makes typos common: the test sees many */
+    check_near_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_summary_singular),
         cmocka_unit_test(test_unverified_anchor),
+        cmocka_unit_test(test_near_agrees_with_the_whole_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

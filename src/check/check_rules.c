@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "base/html.h"
+#include "check_near.h"
 #include "check_walk.h"
 #include "serve/resolve.h"
 #include "serve/rewrite.h"
@@ -89,45 +90,21 @@ static bool check_runs_scripts(const struct check_file *f)
     return scripts;
 }
 
-/* Edits (insert, delete, change, swap of two neighbours) from a to b;
- * limit + 1 when their lengths alone differ by more, or one is over 63 bytes. */
-static size_t check_edits(const char *a, const char *b, size_t limit)
+/* The id of @f nearest to @id, a typo away (check_near.h), for a "did you
+ * mean"; NULL when none is (or memory ran out). The index is built at the
+ * first anchor that misses in @f. */
+static const char *check_near_anchor(struct check_run *r, struct check_file *f, const char *id)
 {
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 63 || m > 63 || (n > m ? n - m : m - n) > limit) {
-        return limit + 1;
-    }
-    unsigned d[64][64];
-    for (size_t i = 0; i <= n; i++) {
-        for (size_t j = 0; j <= m; j++) {
-            unsigned best = i == 0 ? (unsigned)j : j == 0 ? (unsigned)i : d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (i > 0 && j > 0) {
-                best = d[i - 1][j] + 1 < best ? d[i - 1][j] + 1 : best;
-                best = d[i][j - 1] + 1 < best ? d[i][j - 1] + 1 : best;
-            }
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best) {
-                best = d[i - 2][j - 2] + 1;
-            }
-            d[i][j] = best;
+    if (f->near == NULL && f->nanchors > 0) {
+        const char **ids = malloc(f->nanchors * sizeof(*ids));
+        for (size_t i = 0; ids != NULL && i < f->nanchors; i++) {
+            ids[i] = f->anchors[i].id;
         }
+        f->near = ids != NULL ? check_near_index(ids, f->nanchors) : NULL;
+        free(ids);
+        r->failed |= f->near == NULL;
     }
-    return d[n][m];
-}
-
-/* The id of @f nearest to @id, a typo away (2 edits, at most a third of
- * its length), for a "did you mean"; NULL when none is. */
-static const char *check_near_anchor(const struct check_file *f, const char *id)
-{
-    size_t limit = strlen(id) / 3 < 2 ? strlen(id) / 3 : 2, best = limit + 1;
-    const char *near = NULL;
-    for (size_t i = 0; i < f->nanchors && limit > 0; i++) {
-        size_t e = check_edits(id, f->anchors[i].id, limit);
-        if (e < best) {
-            best = e;
-            near = f->anchors[i].id;
-        }
-    }
-    return near;
+    return check_near_find(f->near, id);
 }
 
 /* An in-page anchor: "#" and "#top" always scroll (HTML 7.4.6.4). An id no
@@ -144,7 +121,7 @@ static void check_anchor(struct check_run *r, const struct check_file *doc, cons
     }
     char resolved[PATH_MAX], hint[96] = "";
     snprintf(resolved, sizeof(resolved), "%s#%s", target->name, id);
-    const char *near = check_near_anchor(target, id);
+    const char *near = check_near_anchor(r, target, id);
     if (near) {
         snprintf(hint, sizeof(hint), "; did you mean \"%s\"?", near);
     }

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "check_refs.h"
 
+struct check_near;
 struct route;
 struct routes;
 
@@ -45,6 +46,7 @@ struct check_file {
     size_t nfrags;
     struct check_anchor *anchors; /* HTML: the ids an anchor may name, sorted */
     size_t nanchors;
+    struct check_near *near; /* their index for "did you mean" (check_near.h), once asked */
 };
 
 /* A problem before it is sorted and given a line. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/dir_walk.h"
+#include "check_near.h"
 #include "serve/resolve.h"
 #include "serve/routes.h"
 
@@ -346,6 +347,7 @@ void check_files_free(struct check_run *r)
         free(f->text);
         free(f->frags);
         free(f->anchors);
+        check_near_free(f->near);
         check_doc_free(&f->doc);
     }
     free(r->files);

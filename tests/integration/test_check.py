@@ -230,6 +230,36 @@ class Edits(unittest.TestCase):
         doc = json.loads(check(self.root, "--format", "json")[1])
         self.assertIn(forged + ".html", [p["reference"] for p in doc["problems"]])
 
+    def test_thousands_of_anchors_that_miss_are_checked_at_once(self):
+        # A generated table of contents after its id scheme changed: 6,000 ids, 6,000
+        # anchors that name none of them, a few a typo away. Each miss asked every id for
+        # a "did you mean" by a whole edit-distance table: minutes. The bound here is the
+        # test's, not a measurement (bench/check.py --misses measures it: ~0.15 s).
+        words = ["pipeline", "tensor", "shard", "gradient", "bubble", "stage", "batch", "memory"]
+        ids, hrefs = [], []
+        for i in range(6000):
+            title = "-".join(words[(i * k) % 8] for k in (1, 3, 5))
+            ids.append("sec-%d-%s" % (i, title))
+            hrefs.append(("sec-%d-%sx" if i % 1000 == 0 else "section-%d-%s") % (i, title))
+        with open(self.p("www/big.html"), "w") as f:
+            f.write("<!doctype html><html lang=en><head><meta charset=utf-8><title>t</title></head><body>"
+                    "<nav>%s</nav>%s</body></html>\n"
+                    % ("".join('<a href="#%s">x</a>' % h for h in hrefs),
+                       "".join('<h2 id="%s">x</h2>' % i for i in ids)))
+        with open(self.p("www/index.html"), "a") as f:
+            f.write('<a href="big.html">big</a>\n')
+        with tempfile.TemporaryDirectory() as empty:
+            p = subprocess.run(WRAPPER + [FOLIO, "check", "--root", self.root], cwd=empty,
+                               capture_output=True, text=True, timeout=20 * SLOWDOWN)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        found, _ = problems(p.stdout)
+        misses = [m for f, _, _, sev, m in found if f == "www/big.html" and sev == "error"]
+        self.assertEqual(len(misses), 6000, p.stdout[-2000:])
+        typos = [m for m in misses if "did you mean" in m]
+        self.assertEqual(len(typos), 6, typos)
+        self.assertIn('"#%sx" points at no element with id "%sx"; did you mean "%s"?' % (ids[1000], ids[1000], ids[1000]),
+                      typos[1])
+
     def test_a_page_folio_cannot_read(self):
         # As a user who is not root (root reads any file): the page is an error of its own,
         # and a link to its folder says why the folder cannot be served.
