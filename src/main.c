@@ -32,7 +32,9 @@
 #include "health.h"
 #include "serve/http.h"
 #include "live/livereload.h"
+#include "live/check_live.h"
 #include "live/preview.h"
+#include "live/report.h"
 #include "live/qr.h"
 #include "serve/mime.h"
 #include "serve/resolve.h"
@@ -374,17 +376,29 @@ static int serve(struct settings *settings, const struct config *boot, struct ro
     bool live = config_live_reload(boot);
     struct sse_hub *hub = live ? sse_hub_create(0, 0) : NULL;
     struct livereload *lr = hub ? start_live_reload(boot, routes, hub, cache) : NULL;
-    if (live && (!hub || !lr)) {
+    struct report *report = hub ? report_create(hub, stderr) : NULL;
+    if (live && (!hub || !lr || !report)) {
         fprintf(stderr, "folio: cannot start live reload\n");
+        report_destroy(report);
+        livereload_destroy(lr);
         sse_hub_destroy(hub);
         return 1;
+    }
+    /* The article's faults: found before the server starts, said right after
+     * its banner (the first line, which scripts read for the port). */
+    char *faults = NULL;
+    size_t faults_len = 0;
+    FILE *faults_out = live ? open_memstream(&faults, &faults_len) : NULL;
+    if (faults_out) {
+        check_live_start(routes, hub, faults_out);
+        fclose(faults_out);
     }
     struct preview preview;
     struct http_context ctx = {
         .settings = settings,
         .routes = routes,
         .cache = cache,
-        .live = preview_hook(&preview, hub, lr, boot->event_stream_limit),
+        .live = preview_hook(&preview, hub, lr, report, boot->event_stream_limit, boot->follow),
     };
     char err[512];
     struct http_server *server = http_server_start(&ctx, err, sizeof(err));
@@ -393,6 +407,7 @@ static int serve(struct settings *settings, const struct config *boot, struct ro
         fprintf(stderr, "folio: %s\n", err);
     } else {
         print_banner(boot, routes->root, live, http_server_port(server));
+        fputs(faults ? faults : "", stderr);
         int sig = wait_for_stop_signal(settings, cache, argc, argv);
         unsigned port = http_server_port(server);
         http_server_quiesce(server); /* first, so that the line below means it */
@@ -405,6 +420,8 @@ static int serve(struct settings *settings, const struct config *boot, struct ro
         wait_for_unsent(port, deadline_ms);
         status = 0;
     }
+    free(faults);
+    report_destroy(report);
     livereload_destroy(lr);
     sse_hub_destroy(hub);
     return status;

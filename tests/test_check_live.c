@@ -171,7 +171,7 @@ static void test_deleted_image_rechecks_pages(void **state)
     th_write_file(f->root, "assets/a.png", "png");
     struct watch_change c = {route_id(f, "/assets/"), "a.png"};
     struct watch_batch b = {&c, 1, false};
-    check_live_batch(&f->routes, &b, other);
+    check_live_batch(&f->routes, &b, other, NULL);
     assert_null(check_live_event(&f->routes, &b, other));
     sse_hub_destroy(other);
 }

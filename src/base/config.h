@@ -73,6 +73,7 @@ struct config {
     unsigned event_stream_limit; /* open live-reload event streams */
     unsigned watch;            /* 0 auto, 1 inotify, 2 poll: enum watch_mode's order */
     unsigned poll_interval;    /* ms between two looks of --watch poll */
+    bool follow;               /* preview: tabs follow the one scrolled last, unless a tab turns it off */
     bool qr;                   /* preview on all addresses: the network URL as a QR code on a terminal */
     struct config_route *routes;
     size_t route_count;

@@ -47,6 +47,7 @@ const struct setting config_settings[] = {
     {"event-stream-limit", KIND_UINT, AT(event_stream_limit), 1, 100000, "N", "live-reload event streams, 503 past it (200)", NULL, false},
     {"watch", KIND_CHOICE, AT(watch), 0, 2, "MODE", "how live reload sees edits: auto, inotify or poll (auto)", watch_choices, false},
     {"poll-interval", KIND_UINT, AT(poll_interval), 50, 60000, "MS", "with --watch poll, milliseconds between two looks (500)", NULL, false},
+    {"follow", KIND_BOOL, AT(follow), 0, 0, NULL, "preview: every tab and device shows where the last one scrolled (off)", NULL, false},
     {"qr", KIND_BOOL, AT(qr), 0, 0, NULL, "QR code of the network URL, on a terminal (on; --qr=no)", NULL, false},
 #undef AT
 };

@@ -11,14 +11,23 @@
 #include <unistd.h>
 
 #include "check/check.h"
+#include "base/escape.h"
 #include "check/check_report.h"
 #include "serve/routes.h"
 #include "sse.h"
 
-/* What the browsers were last told about one file: a non-empty list. */
+/* What the browsers were last told about one file: a non-empty list, and
+ * its problems' keys (check_live_keys), to say what a save broke and fixed. */
 struct check_live_entry {
-    char *url, *file, *json;
+    char *url, *file, *json, *keys;
 };
+
+/* What one batch broke and fixed, for its two lines on stderr. */
+struct check_live_says {
+    FILE *broke, *fixed;
+    size_t nbroke, nfixed;
+};
+#define CHECK_LIVE_SAY_MAX 3 /* problems named on a line; the rest are counted */
 
 /* One server's worth of it: the watcher thread is its only writer, but a
  * process may run several (the unit tests do), hence the lock. */
@@ -69,6 +78,7 @@ static size_t check_live_focus(const struct routes *r, const struct watch_batch 
  * bytes, then says how many it left out ("more_files"; they are sent with a
  * later save). `folio check` lists every one. */
 #define CHECK_LIVE_FILE_MAX 40
+#define CHECK_LIVE_START_SHOWN 10 /* errors listed at start; the rest are counted */
 #define CHECK_LIVE_EVENT_MAX (SSE_CLIENT_MAX_QUEUE / 4)
 
 /* The errors of the file at @url in @rep as a JSON array, the first
@@ -121,6 +131,7 @@ static void check_live_forget(const struct sse_hub *hub)
         free(check_live_sent.entries[i].url);
         free(check_live_sent.entries[i].file);
         free(check_live_sent.entries[i].json);
+        free(check_live_sent.entries[i].keys);
     }
     free(check_live_sent.entries);
     check_live_sent.entries = NULL;
@@ -128,8 +139,8 @@ static void check_live_forget(const struct sse_hub *hub)
     check_live_sent.hub = hub;
 }
 
-/* Records @json (owned) as what was sent for @url; "[]" removes the entry. */
-static void check_live_remember(const char *url, const char *file, char *json)
+/* Records @json and @keys (owned) as what was sent for @url; "[]" removes the entry. */
+static void check_live_remember(const char *url, const char *file, char *json, char *keys)
 {
     struct check_live_entry *e = check_live_find(url);
     if (strcmp(json, "[]") == 0) {
@@ -137,9 +148,11 @@ static void check_live_remember(const char *url, const char *file, char *json)
             free(e->url);
             free(e->file);
             free(e->json);
+            free(e->keys);
             *e = check_live_sent.entries[--check_live_sent.n];
         }
         free(json);
+        free(keys);
         return;
     }
     if (e == NULL) {
@@ -151,14 +164,81 @@ static void check_live_remember(const char *url, const char *file, char *json)
             free(u);
             free(f);
             free(json);
+            free(keys);
             return;
         }
         check_live_sent.entries = grown;
         e = &grown[check_live_sent.n++];
-        *e = (struct check_live_entry){u, f, NULL};
+        *e = (struct check_live_entry){u, f, NULL, NULL};
     }
     free(e->json);
+    free(e->keys);
     e->json = json;
+    e->keys = keys;
+}
+
+/* The problems of the file at @url in @rep that a terminal hears of (an
+ * anchor only a script may make is the browser's to settle), one key a line
+ * ("message\x1freference\n"), malloc'd; "" when none. */
+static char *check_live_keys(const struct check_report *rep, const char *url)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < rep->count; i++) {
+        const struct check_problem *p = &rep->problems[i];
+        if (p->severity == CHECK_ERROR && p->code != CHECK_CODE_UNVERIFIED_ANCHOR && strcmp(p->url, url) == 0) {
+            fprintf(out, "%s\x1f%s\n", p->message, p->reference);
+        }
+    }
+    return fclose(out) == 0 ? buf : (free(buf), NULL);
+}
+
+/* True when @keys (check_live_keys) holds the line @key (its newline included). */
+static bool check_live_has_key(const char *keys, const char *key, size_t len)
+{
+    for (const char *k = keys; k && *k; k = strchr(k, '\n') + 1) {
+        if (strncmp(k, key, len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Names on @out, past the first CHECK_LIVE_SAY_MAX, one problem: @file and
+ * the key's message, escaped (the article's bytes reach a terminal). */
+static void check_live_say(FILE *out, size_t *n, const char *file, const char *key, size_t len)
+{
+    if ((*n)++ >= CHECK_LIVE_SAY_MAX) {
+        return;
+    }
+    char text[512];
+    snprintf(text, sizeof(text), "%.*s", (int)(strcspn(key, "\x1f") < len ? strcspn(key, "\x1f") : len), key);
+    fputs(*n > 1 ? "; " : " ", out);
+    escape_fputs(file, out);
+    fputs(": ", out);
+    escape_fputs(text, out);
+}
+
+/* Adds to @says what going from @before to @after (check_live_keys; NULL:
+ * none) broke and fixed in @file. */
+static void check_live_compare(struct check_live_says *says, const char *file, const char *before, const char *after)
+{
+    for (const char *k = after; says->broke && k && *k; k = strchr(k, '\n') + 1) {
+        size_t len = strcspn(k, "\n") + 1;
+        if (!check_live_has_key(before, k, len)) {
+            check_live_say(says->broke, &says->nbroke, file, k, len);
+        }
+    }
+    for (const char *k = before; says->fixed && k && *k; k = strchr(k, '\n') + 1) {
+        size_t len = strcspn(k, "\n") + 1;
+        if (!check_live_has_key(after, k, len)) {
+            check_live_say(says->fixed, &says->nfixed, file, k, len);
+        }
+    }
 }
 
 /* True when the file at @url is a page: HTML outside the fragments route. */
@@ -186,7 +266,8 @@ static void check_live_candidate(const char **list, size_t *n, const char *url)
  * event's "files" list, and remembers them; those past the event's budget
  * are counted in *left_out, not remembered. Returns how many. Lock held. */
 static size_t check_live_diff(const struct routes *r, const struct check_report *rep,
-                              char **focus, size_t nfocus, bool pages, FILE *out, size_t *left_out)
+                              char **focus, size_t nfocus, bool pages, FILE *out, size_t *left_out,
+                              struct check_live_says *says)
 {
     size_t cap = nfocus + rep->count + check_live_sent.n, n = 0, changed = 0, used = 0;
     const char **urls = calloc(cap ? cap : 1, sizeof(*urls));
@@ -214,10 +295,13 @@ static size_t check_live_diff(const struct routes *r, const struct check_report 
             free(now);
             continue;
         }
+        char *keys = check_live_keys(rep, urls[i]);
+        check_live_compare(says, file, e ? e->keys : NULL, keys);
         used += strlen(now) + strlen(file) + strlen(urls[i]) + 40;
         if (changed > 0 && used > CHECK_LIVE_EVENT_MAX) {
             (*left_out)++;
             free(now);
+            free(keys);
             continue;
         }
         fputs(changed++ ? "," : "", out);
@@ -228,9 +312,10 @@ static size_t check_live_diff(const struct routes *r, const struct check_report 
         fprintf(out, ",\"problems\":%s}", now);
         char *url = strdup(urls[i]), *name = strdup(file); /* urls[i] may be an entry's own */
         if (url != NULL && name != NULL) {
-            check_live_remember(url, name, now);
+            check_live_remember(url, name, now, keys);
         } else {
             free(now);
+            free(keys);
         }
         free(url);
         free(name);
@@ -242,7 +327,8 @@ static size_t check_live_diff(const struct routes *r, const struct check_report 
 /* The `check` event's data for @rep, or NULL when what the browsers know
  * has not changed (or memory ran out); remembers what it says as told. */
 static char *check_live_diff_event(const struct routes *r, const struct check_report *rep, char **focus,
-                                   size_t nfocus, bool pages, const struct sse_hub *hub)
+                                   size_t nfocus, bool pages, const struct sse_hub *hub,
+                                   struct check_live_says *says)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -258,7 +344,7 @@ static char *check_live_diff_event(const struct routes *r, const struct check_re
     check_json_string(out, sse_hub_instance(hub));
     fputs(",\"files\":[", out);
     size_t left_out = 0;
-    size_t changed = check_live_diff(r, rep, focus, nfocus, pages, out, &left_out);
+    size_t changed = check_live_diff(r, rep, focus, nfocus, pages, out, &left_out, says);
     fputc(']', out);
     if (left_out) {
         fprintf(out, ",\"more_files\":%zu", left_out);
@@ -272,7 +358,9 @@ static char *check_live_diff_event(const struct routes *r, const struct check_re
     return buf;
 }
 
-char *check_live_event(const struct routes *r, const struct watch_batch *b, const struct sse_hub *hub)
+/* check_live_event, adding to @says what the batch broke and fixed. */
+static char *check_live_run(const struct routes *r, const struct watch_batch *b, const struct sse_hub *hub,
+                            struct check_live_says *says)
 {
     char **focus = calloc(b->n + 1, sizeof(*focus));
     bool pages = false;
@@ -286,7 +374,7 @@ char *check_live_event(const struct routes *r, const struct watch_batch *b, cons
         char err[256];
         struct check_report *rep = check_run(r, &o, err, sizeof(err));
         if (rep != NULL) {
-            event = check_live_diff_event(r, rep, focus, nfocus, pages, hub);
+            event = check_live_diff_event(r, rep, focus, nfocus, pages, hub, says);
         }
         check_report_free(rep);
     }
@@ -297,11 +385,116 @@ char *check_live_event(const struct routes *r, const struct watch_batch *b, cons
     return event;
 }
 
-void check_live_batch(const struct routes *r, const struct watch_batch *b, struct sse_hub *hub)
+char *check_live_event(const struct routes *r, const struct watch_batch *b, const struct sse_hub *hub)
 {
-    char *event = check_live_event(r, b, hub);
+    struct check_live_says quiet = {0};
+    return check_live_run(r, b, hub, &quiet);
+}
+
+/* Prints one of a batch's two lines: what it @did ("broke", "fixed"), how
+ * many, the first few of @text, how many more. */
+static void check_live_print_says(FILE *out, const char *did, size_t n, const char *text)
+{
+    if (n == 0 || text == NULL) {
+        return;
+    }
+    fprintf(out, "folio: check: this save %s %zu:%s", did, n, text);
+    if (n > CHECK_LIVE_SAY_MAX) {
+        fprintf(out, "; and %zu more (folio check lists them)", n - CHECK_LIVE_SAY_MAX);
+    }
+    fputc('\n', out);
+}
+
+void check_live_batch(const struct routes *r, const struct watch_batch *b, struct sse_hub *hub, FILE *out)
+{
+    char *broke = NULL, *fixed = NULL;
+    size_t broke_len = 0, fixed_len = 0;
+    struct check_live_says says = {0};
+    if (out != NULL) {
+        says.broke = open_memstream(&broke, &broke_len);
+        says.fixed = open_memstream(&fixed, &fixed_len);
+    }
+    char *event = check_live_run(r, b, hub, &says);
     if (event != NULL) {
         sse_hub_broadcast(hub, "check", event);
     }
     free(event);
+    if (says.broke != NULL && fclose(says.broke) == 0) {
+        check_live_print_says(out, "broke", says.nbroke, broke);
+    }
+    if (says.fixed != NULL && fclose(says.fixed) == 0) {
+        check_live_print_says(out, "fixed", says.nfixed, fixed);
+    }
+    free(broke);
+    free(fixed);
+}
+
+/* Prints @rep's errors, the first CHECK_LIVE_START_SHOWN, then how many more,
+ * and its summary, as `folio check` does (escaped by the same rule). */
+static void check_live_print_start(const struct check_report *rep, FILE *out)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < rep->count; i++) {
+        const struct check_problem *p = &rep->problems[i];
+        if (p->severity != CHECK_ERROR || shown++ >= CHECK_LIVE_START_SHOWN) {
+            continue;
+        }
+        fputs("folio: check: ", out);
+        escape_fputs(p->file, out);
+        fprintf(out, ":%u:%u: error: ", p->line, p->column);
+        escape_fputs(p->message, out);
+        fputc('\n', out);
+    }
+    if (shown > CHECK_LIVE_START_SHOWN) {
+        fprintf(out, "folio: check: and %zu more errors (folio check lists them all)\n", shown - CHECK_LIVE_START_SHOWN);
+    }
+    char summary[512];
+    check_summary(rep, summary, sizeof(summary));
+    fprintf(out, "%s\n", summary); /* "folio check: ..." */
+}
+
+void check_live_start(const struct routes *r, const struct sse_hub *hub, FILE *out)
+{
+    char err[256];
+    struct check_options plain = {0};
+    struct check_report *rep = check_run(r, &plain, err, sizeof(err));
+    if (rep == NULL) {
+        fprintf(out, "folio: check: %s\n", err);
+        return;
+    }
+    check_live_print_start(rep, out);
+    check_report_free(rep);
+    /* What the browsers are told is strict, as after a save (check_live_event). */
+    struct check_options strict = {.strict = true};
+    rep = check_run(r, &strict, err, sizeof(err));
+    if (rep != NULL) {
+        struct check_live_says quiet = {0};
+        free(check_live_diff_event(r, rep, NULL, 0, true, hub, &quiet));
+    }
+    check_report_free(rep);
+}
+
+char *check_live_state(const struct sse_hub *hub)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (out == NULL) {
+        return NULL;
+    }
+    fputs("{\"full\":true,\"server\":", out);
+    check_json_string(out, sse_hub_instance(hub));
+    fputs(",\"files\":[", out);
+    pthread_mutex_lock(&check_live_sent.lock);
+    for (size_t i = 0; check_live_sent.hub == hub && i < check_live_sent.n; i++) {
+        const struct check_live_entry *e = &check_live_sent.entries[i];
+        fputs(i ? ",{\"file\":" : "{\"file\":", out);
+        check_json_string(out, e->file);
+        fputs(",\"url\":", out);
+        check_json_string(out, e->url);
+        fprintf(out, ",\"problems\":%s}", e->json);
+    }
+    pthread_mutex_unlock(&check_live_sent.lock);
+    fputs("]}", out);
+    return fclose(out) == 0 ? buf : (free(buf), NULL);
 }

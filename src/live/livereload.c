@@ -239,7 +239,7 @@ static void livereload_on_batch(void *ctx, const struct watch_batch *b)
         return;
     }
     /* `folio check` live (check_live.h): first, so a page that reloads has it. */
-    check_live_batch(lr->table, b, lr->hub);
+    check_live_batch(lr->table, b, lr->hub, stderr);
     for (size_t i = 0; i < n; i++) {
         sse_hub_broadcast(lr->hub, livereload_kind_name(ev[i].kind), ev[i].data);
     }

@@ -111,7 +111,7 @@
       if (r.top > 0 || getComputedStyle(next).display === 'inline') break;
     }
     if (!rect) return null;
-    return { steps: steps, offset: -rect.top, tag: el.tagName, at: Date.now() };
+    return { steps: steps, offset: -rect.top, height: rect.height, tag: el.tagName, at: Date.now() };
   }
 
   /* The element a recorded place names (as far as the page has it yet). */
@@ -809,6 +809,264 @@
     for (var j = 0; j < styled.length; j++) bustStyle(styled[j].style, document.baseURI, path);
   }
 
+  /* ---- talking back: the session, reports ------------------------------------------- */
+
+  /* What this page's client learns once from the server (preview.c): the
+   * secret its reports carry, whether tabs follow, the browser errors and
+   * `folio check` findings so far (the panel shows them from the first load). */
+  var session = fetch(new URL('session', me.src).href, { cache: 'no-store', credentials: 'same-origin' })
+    .then(function (r) { return r.ok ? r.json() : null; }).catch(function () { return null; });
+  var reportUrl = new URL('report', me.src).href;
+  /* One report, form-encoded into a request field (report.h: folio reads no
+   * bodies, and another origin cannot send this field without a preflight). */
+  function send(fields) {
+    return session.then(function (s) {
+      if (!s) return null;
+      var form = Object.keys(fields).map(function (k) {
+        return encodeURIComponent(k) + '=' + encodeURIComponent(fields[k]);
+      }).join('&');
+      return fetch(reportUrl, { cache: 'no-store', credentials: 'same-origin',
+        headers: { 'X-Folio-Key': s.key, 'X-Folio-Report': form } }).catch(function () { return null; });
+    });
+  }
+
+  /* ---- follow mode: every tab shows where the last one scrolled ----------------------- */
+
+  /* A place is the reload's (where()): the element at the top of the viewport
+   * by its path of child indices and ids, and how far into it, as a fraction
+   * of its height, so a 390 px phone and a wide desktop show the same words.
+   * Written "TAG|fraction|i:id/i/..." with the ids encodeURIComponent'd. */
+  function placeText(p) {
+    var frac = p.height > 0 ? Math.max(0, Math.min(1, p.offset / p.height)) : 0;
+    return p.tag + '|' + frac.toFixed(4) + '|' + p.steps.map(function (s) {
+      return s.i + (s.id ? ':' + encodeURIComponent(s.id) : '');
+    }).join('/');
+  }
+  function placeOf(text) {
+    var parts = text.split('|');
+    if (parts.length !== 3) return null;
+    var steps = parts[2] ? parts[2].split('/').map(function (s) {
+      var colon = s.indexOf(':');
+      var id = null;
+      try { id = colon < 0 ? null : decodeURIComponent(s.slice(colon + 1)); } catch (e) { id = null; }
+      return { i: parseInt(s, 10) || 0, id: id };
+    }) : [];
+    return { tag: parts[0], frac: parseFloat(parts[1]) || 0, steps: steps };
+  }
+
+  var tabId = Math.random().toString(36).slice(2, 10) + Date.now().toString(36);
+  var FOLLOW_KEY = 'folio-follow';
+  var following = false, byHandUntil = 0, touching = false, appliedY = null;
+  var sentText = '', inFlight = false, pendingText = null, frameAsked = false;
+  status.follow = false;
+  status.followed = 0;  /* places taken from other tabs */
+  status.held = 0;      /* and not taken: this tab's reader was scrolling */
+
+  /* The reader is scrolling this tab themselves: a wheel, a touch, a key or a
+   * press (a scrollbar) in the last 800 ms, or a finger still down. */
+  function byHand() { return touching || Date.now() < byHandUntil; }
+  function handled() { byHandUntil = Date.now() + 800; appliedY = null; }
+  ['wheel', 'mousedown', 'pointerdown'].forEach(function (t) {
+    window.addEventListener(t, handled, { capture: true, passive: true });
+  });
+  /* Of the keys, those that scroll. */
+  var SCROLL_KEYS = /^(Arrow(Up|Down)|Page(Up|Down)|Home|End| |Spacebar)$/;
+  window.addEventListener('keydown', function (e) { if (SCROLL_KEYS.test(e.key)) handled(); }, true);
+  window.addEventListener('touchstart', function () { touching = true; handled(); }, { capture: true, passive: true });
+  ['touchend', 'touchcancel'].forEach(function (t) {
+    window.addEventListener(t, function () { touching = false; handled(); }, { capture: true, passive: true });
+  });
+
+  /* Sends the place, one request at a time: a newer one waits for the last. */
+  function sendPlace(text) {
+    if (inFlight) { pendingText = text; return; }
+    inFlight = true;
+    sentText = text;
+    send({ kind: 'place', from: tabId, place: text }).then(function () {
+      inFlight = false;
+      var next = pendingText;
+      pendingText = null;
+      if (next !== null && next !== sentText) sendPlace(next);
+    });
+  }
+  /* At most one place a frame: the scroll events of a frame are one message. */
+  window.addEventListener('scroll', function () {
+    if (!following || frameAsked) return;
+    /* The scroll this tab made to follow another is not news. */
+    if (appliedY !== null && Math.abs(window.scrollY - appliedY) < 2) return;
+    frameAsked = true;
+    requestAnimationFrame(function () {
+      frameAsked = false;
+      appliedY = null;
+      var p = where();
+      var text = p ? placeText(p) : '';
+      if (text && text !== sentText) sendPlace(text);
+    });
+  }, { passive: true });
+
+  /* `follow`: another tab's place, taken unless this tab's reader is scrolling. */
+  function onFollow(data) {
+    var space = data.indexOf(' ');
+    if (!following || space < 0 || data.slice(0, space) === tabId) return;
+    if (byHand()) { status.held++; return; } /* the reader's own scroll goes out instead */
+    var place = placeOf(data.slice(space + 1));
+    if (!place) return;
+    var f = find(place);
+    if (!f.el || f.el === document.body) return;
+    var r = f.el.getBoundingClientRect();
+    var dy = r.top + (f.exact ? place.frac * r.height : 0);
+    if (Math.abs(dy) >= 1) window.scrollBy(0, dy);
+    appliedY = window.scrollY;
+    sentText = placeText(where() || { steps: [], offset: 0, height: 0, tag: '' });
+    status.followed++;
+    document.dispatchEvent(new CustomEvent('folio:follow', { detail: { place: place } }));
+  }
+
+  /* Turns follow mode on or off for this tab (kept for the tab's session). */
+  function setFollow(on, quietly) {
+    following = !!on;
+    status.follow = following;
+    try { sessionStorage.setItem(FOLLOW_KEY, following ? '1' : '0'); } catch (e) { /* private mode */ }
+    if (!quietly) badge('follow ' + (following ? 'on: this tab shows where the last one scrolled' : 'off'));
+  }
+  /* A word in the corner for a moment, made by the client (never the page's). */
+  function badge(text) {
+    var b = document.createElement('div');
+    b.setAttribute('data-folio', '');
+    b.setAttribute('role', 'status');
+    b.textContent = 'folio: ' + text;
+    b.style.cssText = 'position:fixed;left:12px;bottom:12px;z-index:2147483647;padding:6px 10px;' +
+      'background:#1a1a1a;color:#fff;border-radius:6px;font:13px/1.4 system-ui,sans-serif;pointer-events:none';
+    (document.body || document.documentElement).appendChild(b);
+    setTimeout(function () { b.remove(); }, 2000);
+  }
+  /* Alt+Shift+F toggles it (a key no browser takes for itself). */
+  window.addEventListener('keydown', function (e) {
+    if (e.altKey && e.shiftKey && !e.ctrlKey && !e.metaKey && e.code === 'KeyF') {
+      e.preventDefault();
+      setFollow(!following);
+    }
+  }, true);
+  status.setFollow = function (on) { setFollow(on, true); };
+  session.then(function (s) {
+    var kept = null;
+    try { kept = sessionStorage.getItem(FOLLOW_KEY); } catch (e) { kept = null; }
+    setFollow(kept !== null ? kept === '1' : !!(s && s.follow), true);
+  });
+
+  /* ---- browser errors to folio's terminal --------------------------------------------- */
+
+  /* Uncaught errors, unhandled rejections and console.error go to folio, which
+   * prints each distinct one once with a count of repeats (report.c). Here:
+   * the first of each at once, its repeats summed over 200 ms, 50 distinct
+   * ones a page at most, each message cut to 1,000 characters. */
+  var faults = {}, faultCount = 0, faultTimer = 0;
+  var device = (function () {
+    var m = /(HeadlessChrome|Firefox|Edg|OPR|Chrome|Version)\/(\d+)/.exec(navigator.userAgent) || [];
+    var names = { Edg: 'Edge', OPR: 'Opera', Version: 'Safari' };
+    return (names[m[1]] || m[1] || 'a browser') + (m[2] ? ' ' + m[2] : '');
+  })();
+  var prefix = new URL('..', me.src).pathname;
+  /* A script's URL as the article names it: its path below the server's prefix. */
+  function sourceOf(url) {
+    try {
+      var u = new URL(url, document.baseURI);
+      if (u.origin !== location.origin) return u.href;
+      return u.pathname.indexOf(prefix) === 0 ? u.pathname.slice(prefix.length) : u.pathname;
+    } catch (e) { return String(url || ''); }
+  }
+  /* file, line, column of the first frame of @stack not this client's. */
+  function frameOf(stack) {
+    var lines = String(stack || '').split('\n');
+    for (var i = 0; i < lines.length; i++) {
+      var m = /((?:https?|file):\/\/[^\s()]+?):(\d+):(\d+)/.exec(lines[i]);
+      if (m && m[1] !== me.src) return { source: sourceOf(m[1]), line: +m[2], column: +m[3] };
+    }
+    return { source: '', line: 0, column: 0 };
+  }
+  /* A fragment's inline script, run by the article's loader, reports no file
+   * (or the loader's): name the fragment, and the line in its file, found by
+   * counting <script> tags in its source (the loader runs them in order). */
+  function scriptAt(e) {
+    var cs = document.currentScript;
+    var holder = cs && !cs.src && cs.closest ? cs.closest('[id^="fragment-"]') : null;
+    if (!holder) return null;
+    return { fragment: holder.id.slice('fragment-'.length), script: Array.prototype.indexOf.call(holder.querySelectorAll('script'), cs),
+             source: 'fragments/' + holder.id.slice('fragment-'.length) + '.html', line: e.lineno, column: e.colno };
+  }
+  function located(at) {
+    if (!at.fragment) return Promise.resolve(at);
+    return fetch(new URL(at.source, document.baseURI).href).then(function (r) { return r.ok ? r.text() : ''; })
+      .then(function (text) {
+        var re = /<script\b/gi, m, k = 0;
+        while ((m = re.exec(text))) {
+          if (k++ === at.script) return { source: at.source, line: text.slice(0, m.index).split('\n').length + at.line - 1, column: at.column };
+        }
+        return at;
+      }, function () { return at; });
+  }
+  function fault(kind, message, at) {
+    message = String(message).replace(/^Uncaught /, '');
+    if (message.length > 1000) message = message.slice(0, 1000) + '\u2026';
+    var key = kind + '\u0000' + message + '\u0000' + at.source + ':' + at.line + ':' + at.column;
+    var f = faults[key];
+    if (f) { f.count++; if (!faultTimer) faultTimer = setTimeout(flushFaults, 200); return; }
+    if (faultCount >= 50) return;
+    faultCount++;
+    faults[key] = { kind: kind, message: message, at: located(at), count: 0 };
+    sendFault(faults[key], 1, true);
+  }
+  /* Tells folio; the first time, this page's panel too (the server's event
+   * may come before this page's stream is open). */
+  function sendFault(f, count, first) {
+    var width = window.innerWidth;
+    f.at.then(function (at) {
+      var fields = { kind: f.kind, message: message(f), source: at.source, line: at.line, column: at.column,
+                     device: device + ', ' + width + ' px', count: count };
+      send(fields);
+      if (first && window.__folioFault) window.__folioFault(fields);
+    });
+  }
+  function message(f) {
+    /* A field is bounded by the request head's limit: cut what escapes long. */
+    var m = f.message;
+    while (encodeURIComponent(encodeURIComponent(m)).length > 4000) m = m.slice(0, Math.floor(m.length / 2)) + '\u2026';
+    return m;
+  }
+  function flushFaults() {
+    faultTimer = 0;
+    Object.keys(faults).forEach(function (k) {
+      var f = faults[k];
+      if (f.count > 0) { sendFault(f, f.count); f.count = 0; }
+    });
+  }
+  window.addEventListener('error', function (e) {
+    if (e.target !== window && e.target && e.target.nodeType === 1) return; /* a failed load: the panel's audit */
+    fault('error', e.message || 'error', scriptAt(e) || (e.filename ? { source: sourceOf(e.filename), line: e.lineno, column: e.colno }
+                                                                     : frameOf(e.error && e.error.stack)));
+  });
+  window.addEventListener('unhandledrejection', function (e) {
+    var r = e.reason;
+    var text = r instanceof Error ? (r.name ? r.name + ': ' : '') + r.message : (function () {
+      try { return typeof r === 'string' ? r : JSON.stringify(r); } catch (x) { return String(r); }
+    })();
+    fault('rejection', text, frameOf(r && r.stack));
+  });
+  var consoleError = console.error, inConsole = false;
+  console.error = function () {
+    consoleError.apply(console, arguments);
+    if (inConsole) return;
+    inConsole = true;
+    try {
+      var text = Array.prototype.map.call(arguments, function (a) {
+        if (a instanceof Error) return (a.name ? a.name + ': ' : '') + a.message;
+        if (typeof a === 'string') return a;
+        try { return JSON.stringify(a); } catch (x) { return String(a); }
+      }).join(' ');
+      fault('console', text, frameOf(new Error().stack));
+    } finally { inConsole = false; }
+  };
+
   /* ---- events ------------------------------------------------------------------------- */
 
   /* Event name -> handler: every event the server sends has one entry. */
@@ -824,8 +1082,16 @@
     page: onPage,
     image: onImage,
     reload: function () { reload(); },
-    check: function (data) { if (window.__folioCheck) window.__folioCheck(data); } /* the panel, below */
+    check: function (data) { if (window.__folioCheck) window.__folioCheck(data); }, /* the panel, below */
+    fault: function (data) { if (window.__folioFault) window.__folioFault(data); },
+    follow: onFollow
   };
+  /* The panel's first word: what the server knew before this page loaded. */
+  session.then(function (s) {
+    if (!s) return;
+    if (s.check && window.__folioCheck) window.__folioCheck(JSON.stringify(s.check));
+    (s.faults || []).forEach(function (f) { if (f && window.__folioFault) window.__folioFault(f); });
+  });
 
   /* Runs the handler of event @type, if there is one. */
   function dispatch(type, data) {
@@ -1005,9 +1271,33 @@
     return Math.max(0, counted - audited);
   }
 
+  /* Browser errors (report.c's `fault` events): key -> the latest word on it. */
+  var faultList = {};
+  function faultKey(f) { return [f.kind, f.message, f.source, f.line, f.column].join('\u0000'); }
+  window.__folioFault = function (data) {
+    var f;
+    try { f = typeof data === 'string' ? JSON.parse(data) : data; } catch (e) { return; }
+    if (!f || typeof f.message !== 'string') return;
+    faultList[faultKey(f)] = f;
+    dismissed = false;
+    render();
+  };
+  var KIND = { error: 'Uncaught', rejection: 'Unhandled rejection:', console: 'console.error:' };
+
+  /* A list item: where (code), then the words. */
+  function item(where, words) {
+    var li = document.createElement('li');
+    var code = document.createElement('code');
+    code.textContent = where;
+    li.appendChild(code);
+    li.appendChild(document.createTextNode(' ' + words));
+    return li;
+  }
+
   function render() {
     var all = problems(), extra = unlisted(all);
-    if (!all.length || dismissed) {
+    var errs = Object.keys(faultList).map(function (k) { return faultList[k]; });
+    if ((!all.length && !errs.length) || dismissed) {
       if (panel) { panel.remove(); panel = null; }
       return;
     }
@@ -1017,7 +1307,8 @@
     head.style.cssText = 'display:flex;gap:1em;justify-content:space-between;align-items:baseline';
     var title = document.createElement('strong');
     var total = all.length + extra;
-    title.textContent = 'folio check: ' + total + ' broken reference' + (total === 1 ? '' : 's');
+    title.textContent = total ? 'folio check: ' + total + ' broken reference' + (total === 1 ? '' : 's')
+                              : 'folio: ' + errs.length + ' browser error' + (errs.length === 1 ? '' : 's');
     var close = document.createElement('button');
     close.type = 'button';
     close.textContent = '\u00d7';
@@ -1026,15 +1317,11 @@
     close.onclick = function () { dismissed = true; render(); };
     head.appendChild(title);
     head.appendChild(close);
+    panel.appendChild(head);
     var list = document.createElement('ul');
     list.style.cssText = 'margin:4px 0 0;padding:0 0 0 1.2em';
     all.forEach(function (p) {
-      var item = document.createElement('li');
-      var where = document.createElement('code');
-      where.textContent = p.file ? p.file + (p.line ? ':' + p.line : '') : 'made by a script';
-      item.appendChild(where);
-      item.appendChild(document.createTextNode(' ' + p.message));
-      list.appendChild(item);
+      list.appendChild(item(p.file ? p.file + (p.line ? ':' + p.line : '') : 'made by a script', p.message));
     });
     if (extra || moreFiles) {
       var rest = document.createElement('li');
@@ -1042,8 +1329,24 @@
         (moreFiles ? moreFiles + ' more file' + (moreFiles === 1 ? '' : 's') : '') + ': folio check lists every one';
       list.appendChild(rest);
     }
-    panel.appendChild(head);
-    panel.appendChild(list);
+    if (all.length) panel.appendChild(list);
+    if (!errs.length) return;
+    if (total) {
+      var sub = document.createElement('strong');
+      sub.id = 'folio-faults-title';
+      sub.style.cssText = 'display:block;margin-top:6px';
+      sub.textContent = errs.length + ' browser error' + (errs.length === 1 ? '' : 's');
+      panel.appendChild(sub);
+    }
+    var flist = document.createElement('ul');
+    flist.id = 'folio-faults';
+    flist.style.cssText = list.style.cssText;
+    errs.forEach(function (f) {
+      var where = (f.source || '(no source)') + (f.line ? ':' + f.line + ':' + f.column : '');
+      flist.appendChild(item(where, (KIND[f.kind] || '') + ' ' + f.message +
+        (f.count > 1 ? ' (\u00d7' + f.count + ')' : '') + (f.device ? ' \u2014 ' + f.device : '')));
+    });
+    panel.appendChild(flist);
   }
 
   /* ---- the audit of the rendered page ---- */
@@ -1211,7 +1514,7 @@
   window.__folioCheck = function (data) {
     var event;
     try { event = JSON.parse(data); } catch (e) { return; }
-    if (event.server !== server) files = {}; /* a restarted server: the old lists may be stale */
+    if (event.server !== server || event.full) { files = {}; more = {}; } /* a restarted server's, or all of them */
     server = event.server;
     (event.files || []).forEach(function (f) {
       if (f.problems && f.problems.length) files[f.file] = f.problems;
