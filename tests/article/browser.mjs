@@ -200,7 +200,22 @@ async function checkRefusals(page) {
   // 120 x 532,676,608 B = 63.921 GB of activations (python3, issue 34).
   const uneven = await layout({ model: '405', gpus: 1024, tp: 8, pp: 16, cp: 1, seq: 8192, gbs: 1024, mb: 1, zero: 1, rc: 'selective' });
   t.ok(!uneven.error && JSON.stringify(uneven.stage_layers) === JSON.stringify([7, ...Array(14).fill(8), 7]) && uneven.peak_stage === 1 &&
-    Math.abs(uneven.act_gb - 63.92119296) < 1e-6, 'the explorer splits 126 layers into 16 stages as Llama 3 405B did (7, 8 x 14, 7)', JSON.stringify([uneven.stage_layers, uneven.peak_stage, uneven.act_gb]));
+    uneven.inflight === 15 && Math.abs(uneven.act_gb - 63.92119296) < 1e-6, 'the explorer splits 126 layers into 16 stages as Llama 3 405B did (7, 8 x 14, 7)',
+    JSON.stringify([uneven.stage_layers, uneven.peak_stage, uneven.inflight, uneven.act_gb]));
+  // The memory calculator splits and counts the same way (section 8's note): the same stage 1 of 8 layers with
+  // 15 micro-batches, the same 63.921 GB of activations and 17.402 GB of states (ZeRO-1 over 8: 5.5 B x 405e9/128).
+  const mcUneven = await page.evaluate(() => {
+    const root = document.querySelector('#fragment-memory-calculator [data-widget]');
+    const set = (id, v) => { root.querySelector(id).value = String(v); };
+    set('#mc-model', '405'); set('#mc-layer', 'llama'); set('#mc-seq', 8192); set('#mc-mb', 1); set('#mc-precision', 'mixed');
+    set('#mc-tp', 8); set('#mc-pp', 16); set('#mc-dp', 8); set('#mc-zero', 1); set('#mc-recompute', 'selective');
+    root.querySelector('#mc-pp').dispatchEvent(new Event('change', { bubbles: true }));
+    return { v: JSON.parse(root.getAttribute('data-values')), formula: root.querySelector('.mc-formulas').innerText };
+  });
+  t.ok(!mcUneven.v.error && JSON.stringify(mcUneven.v.stage_layers) === JSON.stringify(uneven.stage_layers) && mcUneven.v.peak_stage === 1 &&
+    mcUneven.v.inflight === 15 && Math.abs(mcUneven.v.act_gb - uneven.act_gb) < 1e-9 && Math.abs(mcUneven.v.total_gb - uneven.total_gb) < 1e-9 &&
+    /8 layers \u00d7 15 micro-batches in flight on stage 1, the fullest \(uneven stages: 7, 8 \u00d7 14, 7 layers\)/.test(mcUneven.formula),
+    'the memory calculator splits 405B in 16 stages as the explorer does', JSON.stringify([mcUneven.v, uneven.total_gb]));
   const formula = await page.$eval(pe, (e) => e.querySelector('.pe-formulas').innerText);
   t.ok(/Uneven stages: 7, 8 \u00d7 14, 7 layers/.test(formula), 'the explorer says the uneven split', formula.slice(0, 400));
   await layout({ cp: 16 });
