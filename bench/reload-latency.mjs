@@ -4,10 +4,12 @@
 // patches it in place; live-server reloads the page). Then both again on a large page (about
 // 350 KB, 8,800 elements, distill-shaped: tests/fixtures/large-page.mjs), folio only, with the
 // ratio of the page-text edit to the stylesheet swap and where the edit's time goes (the
-// client's performance marks, __folioReload.profile).
+// client's performance marks, __folioReload.profile). Then the same on that page as distill's
+// template serves it (largePage({ distill: true }): custom elements, d-math, and a runtime that
+// rewrites the live DOM, as the real Ultra-Scale Playbook page's does).
 // A benchmark, not a test: it prints a table and asserts nothing.
 //
-//   node bench/reload-latency.mjs [--saves 100] [--gap 150] [--no-live-server] [--only large]
+//   node bench/reload-latency.mjs [--saves 100] [--gap 150] [--no-live-server] [--only large|distill]
 //
 // folio comes from $FOLIO_BIN or build/src/folio. For the comparison, live-server 1.2.2
 // from npm: `npm install --prefix bench` (bench/package.json; node_modules is not committed),
@@ -25,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { startFolio } from '../tests/lib/folio.mjs';
 import { launchBrowser, CHROMIUM_ARGS } from '../tests/lib/browser.mjs';
-import { largePage, largeCss } from '../tests/fixtures/large-page.mjs';
+import { largePage, largeCss, distillTemplate } from '../tests/fixtures/large-page.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.dirname(here);
@@ -37,7 +39,7 @@ const opt = (name, dflt) => {
 const SAVES = Number(opt('--saves', 100));
 const GAP_MS = Number(opt('--gap', 150)); // between saves: longer than any debounce, so no coalescing
 const WITH_LIVE_SERVER = !argv.includes('--no-live-server');
-const ONLY = opt('--only', null); // 'large': the large-page case alone
+const ONLY = opt('--only', null); // 'large' or 'distill': that large-page case alone
 
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -302,7 +304,7 @@ async function measureText({ name, url, root, source = textPage }) {
 
 // The large page, folio only: stylesheet swaps and page-text edits alternate in one open page
 // (scrolled to its middle), so both meet the same machine; one run gives their ratio.
-async function measureLarge({ name, url, root }) {
+async function measureLarge({ name, url, root, distill = false }) {
   const browser = await launchBrowser({
     args: [...CHROMIUM_ARGS, '--disable-background-timer-throttling', '--disable-renderer-backgrounding',
       '--disable-backgrounding-occluded-windows'],
@@ -349,7 +351,7 @@ async function measureLarge({ name, url, root }) {
     const text = `Version ${1000 + i}`;
     const shown = within((f) => { waiting = f && { text, resolve: f }; });
     t0 = now();
-    fs.writeFileSync(path.join(root, 'www/index.html'), largePage({ edited: text }));
+    fs.writeFileSync(path.join(root, 'www/index.html'), largePage({ edited: text, distill }));
     if (await shown) {
       const e = seen.get(text);
       edit.toApplied.push(e.at - t0);
@@ -392,8 +394,7 @@ async function startLiveServer(root) {
 
 // ---- run -------------------------------------------------------------------------------------
 const results = [];
-let large = null;
-if (ONLY !== 'large') {
+if (!ONLY) {
   const root = fixture();
   const bin = process.env.FOLIO_BIN || path.join(repo, 'build/src/folio');
   const folio = await startFolio({ root, bin });
@@ -405,7 +406,7 @@ if (ONLY !== 'large') {
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
-if (ONLY !== 'large') {
+if (!ONLY) {
   const root = textFixture();
   const bin = process.env.FOLIO_BIN || path.join(repo, 'build/src/folio');
   const folio = await startFolio({ root, bin });
@@ -416,18 +417,21 @@ if (ONLY !== 'large') {
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
-{
-  const root = fixture(largePage({ edited: 'Version 0' }), largeCss);
+const larges = [];
+for (const distill of [false, true]) {
+  if (ONLY && ONLY !== (distill ? 'distill' : 'large')) continue;
+  const root = fixture(largePage({ edited: 'Version 0', distill }), largeCss);
+  if (distill) fs.writeFileSync(path.join(root, 'www/template.js'), distillTemplate());
   const bin = process.env.FOLIO_BIN || path.join(repo, 'build/src/folio');
   const folio = await startFolio({ root, bin });
   try {
-    large = await measureLarge({ name: 'folio', url: folio.url, root });
+    larges.push(Object.assign(await measureLarge({ name: 'folio', url: folio.url, root, distill }), { distill }));
   } finally {
     await folio.stop();
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
-if (ONLY !== 'large' && WITH_LIVE_SERVER && liveServerBin()) {
+if (!ONLY && WITH_LIVE_SERVER && liveServerBin()) {
   const root = fixture();
   const ls = await startLiveServer(root);
   try {
@@ -444,7 +448,7 @@ if (ONLY !== 'large' && WITH_LIVE_SERVER && liveServerBin()) {
     await tls.stop();
     fs.rmSync(troot, { recursive: true, force: true });
   }
-} else if (ONLY !== 'large' && WITH_LIVE_SERVER) {
+} else if (!ONLY && WITH_LIVE_SERVER) {
   console.log('(live-server not installed: `npm install --prefix bench` to compare)\n');
 }
 
@@ -472,9 +476,10 @@ for (const r of results) {
   if (r.noise.length) console.log(`(${r.name}: page errors: ${r.noise.slice(0, 3).join('; ')})`);
 }
 
-if (large) {
-  const size = Buffer.byteLength(largePage({ edited: 'Version 1000' }));
-  console.log(`\nLarge page (${(size / 1024).toFixed(0)} KiB, distill-shaped), folio: ${SAVES} stylesheet swaps and ` +
+for (const large of larges) {
+  const size = Buffer.byteLength(largePage({ edited: 'Version 1000', distill: large.distill }));
+  console.log(`\n${large.distill ? 'Distill page, its template rewriting the DOM' : 'Large page, distill-shaped markup'} ` +
+    `(${(size / 1024).toFixed(0)} KiB${large.distill ? ` and ${(distillTemplate().length / 1024).toFixed(0)} KiB of template.js` : ''}), folio: ${SAVES} stylesheet swaps and ` +
     `${SAVES} page-text edits, alternating in one page scrolled to its middle; ms.\n`);
   console.log('| change | measured | n | median | p90 | p99 | max |');
   console.log('|---|---|---|---|---|---|---|');

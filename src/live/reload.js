@@ -390,17 +390,15 @@
   /* diff() for the children: live @l's page nodes were built from @oc, and
    * become what @nc says (nodes both share are the same objects, or equal). */
   function diffKids(l, oc, nc, ops) {
-    var all = liveKids(l), lc = all;
-    /* Scripts often append to <body> (a dialog, a tooltip, a panel): what
-     * follows the source's last node there is theirs, and stays. */
-    if (l === document.body && lc.length > oc.length) lc = lc.slice(0, oc.length);
-    if (lc.length !== oc.length) return false;
+    var all = liveKids(l), lc = aligned(all, oc);
+    if (!lc) return false;
     var a = 0, b = 0;
     while (a < oc.length && a < nc.length && same(oc[a], nc[a])) a++;
     while (b < oc.length - a && b < nc.length - a && same(oc[oc.length - 1 - b], nc[nc.length - 1 - b])) b++;
     var om = oc.slice(a, oc.length - b), nm = nc.slice(a, nc.length - b);
     var lm = lc.slice(a, lc.length - b);
-    var after = b > 0 ? lc[lc.length - b] : all.length > lc.length ? all[lc.length] : null;
+    /* New nodes at the end go after the source's last one, before what a script added there. */
+    var after = b > 0 ? lc[lc.length - b] : all[lc.length ? all.indexOf(lc[lc.length - 1]) + 1 : 0] || null;
     if (isShaped(om, nm)) return patchRun(l, lm, om, nm, after, ops);
     /* Nodes added or removed: keep the longest run of nodes the edit left
      * equal, in order, and patch or replace the stretches between them. */
@@ -415,6 +413,27 @@
       j0 = j1 + 1;
     }
     return true;
+  }
+
+  /* The page nodes @lc of a live element matched in order to @oc, the
+   * source's nodes they were built from, or null when they do not match up.
+   * Elements a script inserted among them are passed over, and stay: what it
+   * appends to <body> (a dialog, a footer), distill's byline before the
+   * article and a table of contents at its start. A node with an id is only
+   * ever matched to one with that id, so an inserted element of the same
+   * kind is not taken for a source's. */
+  function aligned(lc, oc) {
+    if (lc.length === oc.length) return lc;
+    if (lc.length < oc.length) return null;
+    var out = [], j = 0;
+    for (var i = 0; i < oc.length; i++) {
+      var o = oc[i];
+      while (j < lc.length && lc[j].nodeType === 1 &&
+             (!sameKind(lc[j], o) || (o.id || '') !== (lc[j].id || '') && o.id)) j++;
+      if (j === lc.length || !sameKind(lc[j], o)) return null;
+      out.push(lc[j++]);
+    }
+    return out;
   }
 
   /* Old @x and new @y are equal: the very same node (a stretch the fast path
@@ -664,8 +683,8 @@
     var l = document.documentElement, n = c.ownerDocument.documentElement;
     for (var d = 0; d < path.length; d++) {
       if (rewritten(l)) return null;
-      var lk = liveKids(l);
-      if (l === document.body ? lk.length < n.childNodes.length : lk.length !== n.childNodes.length) return null;
+      var lk = aligned(liveKids(l), kids(n));
+      if (!lk) return null;
       l = lk[path[d]];
       n = n.childNodes[path[d]];
       if (!sameKind(l, n)) return null;
