@@ -1,11 +1,11 @@
 /* check_live — `folio check` while editing (preview only).
  *
- * After each batch of saves, the watcher thread calls check_live_batch: it
- * checks the HTML and CSS files the batch touched (a fragment from the pages
- * that load it); a fragment or any other change (a deleted image, say) also
- * re-checks the pages
- * and, for each file whose list of errors differs from the one the browsers
- * were last sent, broadcasts a `check` event (reload.js shows a panel):
+ * After each batch of saves (on a thread of its own: check_live_worker.h),
+ * check_live_batch checks the HTML and CSS files the batch touched (a
+ * fragment from the pages that load it); a fragment or any other change (a
+ * deleted image, say) also re-checks the pages and, for each file whose
+ * list of errors differs from the one the browsers were last sent,
+ * broadcasts a `check` event (reload.js shows a panel):
  *
  *   {"server":"<hello's instance id>",
  *    "files":[{"file":"www/index.html","url":"/index.html",

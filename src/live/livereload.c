@@ -11,6 +11,7 @@
 #include "base/escape.h"
 #include "serve/entry.h"
 #include "check_live.h"
+#include "check_live_worker.h"
 #include "serve/request.h"
 #include "serve/routes.h"
 #include "sse.h"
@@ -25,7 +26,13 @@ struct livereload {
     void *ctx;
     const char **paths;         /* each route's watched path, borrowed from it */
     struct watch *watch;
+    struct check_live_worker *check; /* the live check's thread; NULL: on the watcher's */
 };
+
+/* How long a save's reload events wait for its own live check (only when no
+ * earlier one is being checked): a page's check takes a few milliseconds,
+ * one of thousands of anchors hundreds (bench/check.py --misses). */
+#define LIVERELOAD_CHECK_WAIT_MS 20
 
 static bool livereload_ends_with(const char *s, size_t n, const char *suffix, bool ci)
 {
@@ -238,8 +245,13 @@ static void livereload_on_batch(void *ctx, const struct watch_batch *b)
         sse_hub_broadcast(lr->hub, "reload", "*");
         return;
     }
-    /* `folio check` live (check_live.h): first, so a page that reloads has it. */
-    check_live_batch(lr->table, b, lr->hub, stderr);
+    /* `folio check` live (check_live.h): on its own thread, first when it is
+     * quick (a page that reloads then has it), never holding the reloads. */
+    if (lr->check != NULL) {
+        check_live_worker_submit(lr->check, b, LIVERELOAD_CHECK_WAIT_MS);
+    } else {
+        check_live_batch(lr->table, b, lr->hub, stderr);
+    }
     for (size_t i = 0; i < n; i++) {
         sse_hub_broadcast(lr->hub, livereload_kind_name(ev[i].kind), ev[i].data);
     }
@@ -302,6 +314,7 @@ struct livereload *livereload_create(const struct routes *routes,
         .invalidate_all = invalidate_all,
         .ctx = ctx,
     };
+    lr->check = check_live_worker_start(routes, hub, stderr);
     lr->paths = calloc(routes->count ? routes->count : 1, sizeof *lr->paths);
     for (size_t i = 0; lr->paths != NULL && i < routes->count; i++) {
         lr->paths[i] = livereload_watched_path(&routes->items[i]);
@@ -311,6 +324,7 @@ struct livereload *livereload_create(const struct routes *routes,
                                                  livereload_on_batch, livereload_on_swap, lr);
     if (lr->watch == NULL) {
         int saved = lr->paths == NULL ? ENOMEM : errno;
+        check_live_worker_stop(lr->check);
         free(lr->paths);
         free(lr);
         errno = saved;
@@ -329,7 +343,8 @@ void livereload_destroy(struct livereload *lr)
     if (lr == NULL) {
         return;
     }
-    watch_destroy(lr->watch);
+    watch_destroy(lr->watch); /* no batch comes after this */
+    check_live_worker_stop(lr->check);
     free(lr->paths);
     free(lr);
 }

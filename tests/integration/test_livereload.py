@@ -311,6 +311,55 @@ class HeadTest(LiveReloadTestCase):
         self.assertEqual(stream_count(self.server), before)
 
 
+def big_page(n, letter="b"):
+    """A page of n ids and n in-page anchors naming none of them, alike in all but a letter
+    (a00001 for b00001): every anchor a "did you mean", the live check's slowest kind."""
+    return ("<!doctype html><html lang=en><head><meta charset=utf-8><title>big</title></head><body>"
+            "<nav>%s</nav>%s</body></html>\n"
+            % ("".join('<a href="#%s%05d">x</a>' % (letter, i) for i in range(n)),
+               "".join('<h2 id="a%05d">x</h2>' % i for i in range(n))))
+
+
+class SlowCheckTest(LiveReloadTestCase):
+    """The live check of a big page runs beside the reloads, never before them: the page's
+    own event goes out at once, a stylesheet saved while the check runs is swapped within
+    100 ms (it waited for the whole check), and the check's event follows when it is done."""
+
+    def test_a_stylesheet_saved_during_a_check_is_not_held(self):
+        stream = EventStream(self.server.port)
+        try:
+            self.assertEqual(stream.next_event()[0], "hello")
+            # The page comes after the start (whose check of the whole article is before the
+            # first request, so slow builds would start slowly), its check awaited.
+            write(self.path("www/big.html"), big_page(2000))
+            while stream.next_event(60 * SLOWDOWN)[0] != "check":
+                pass
+            write(self.path("www/big.html"), big_page(2000, "c"))  # 2,000 other misses
+            first = stream.next_event(EVENT_WAIT * SLOWDOWN)
+            self.assertEqual(first[:2], ("page", "/big.html"), "the page's event waited for its check")
+            saved = time.monotonic()
+            write(self.path("www/style.css"), css_body("during the check"))
+            seen = []
+            while not seen or seen[-1][:2] != ("css", "/style.css"):
+                ev = stream.next_event(EVENT_WAIT * SLOWDOWN)
+                self.assertIsNotNone(ev, "no css event; before it: %r" % [e[:1] for e in seen])
+                seen.append(ev)
+            swapped = time.monotonic() - saved
+            self.assertLess(swapped, 0.1 * SLOWDOWN, "the stylesheet waited %.0f ms" % (swapped * 1000))
+            # And the check's own event: the page's 2,000 misses, each with its "did you mean".
+            while not any(e[0] == "check" for e in seen):
+                ev = stream.next_event(30 * SLOWDOWN)
+                self.assertIsNotNone(ev, "no check event")
+                seen.append(ev)
+            import json
+            (checked,) = json.loads(next(e for e in seen if e[0] == "check")[1])["files"]
+            self.assertEqual(checked["file"], "www/big.html")
+            self.assertEqual(len(checked["problems"]) + checked.get("more", 0), 2000)
+            self.assertIn('did you mean "a00000"?', checked["problems"][0]["message"])
+        finally:
+            stream.close()
+
+
 class ManyStreamsTest(LiveReloadTestCase):
     N = 120
 
