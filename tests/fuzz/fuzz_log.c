@@ -5,10 +5,10 @@
  * method, target, protocol, referer and user agent (missing ones: "-" for
  * the first four, absent for the last two). Invariants: the returned length
  * is strlen(buf) and below the buffer size; the line ends in its only '\n';
- * every other byte is printable ASCII (no control byte, no DEL, no byte
- * above 0x7e) in the text formats, and printable ASCII or well-formed UTF-8
- * in JSON (JSON text is UTF-8), so a request can neither forge a line nor
- * reach a terminal nor make the JSON unreadable;
+ * every other byte is printable ASCII or well-formed UTF-8 (JSON text is
+ * UTF-8), and in the text formats (base/escape.h's rule) no character of it
+ * a control (C1), a bidirectional or a line separator, so a request can
+ * neither forge a line nor reach a terminal nor make the JSON unreadable;
  * a JSON line starts with '{', ends with "}\n" and its unescaped quotes pair
  * up; a common or combined line has an even number of unescaped quotes.
  */
@@ -19,8 +19,9 @@
 static const size_t buffer_sizes[] = {512, 513, 600, 1024, 4096, 8192};
 
 /* The length of the well-formed UTF-8 sequence at p (at most left bytes),
- * or 0: decoded to a code point and checked against its shortest form. */
-static size_t utf8_sequence(const char *s, size_t left)
+ * or 0: decoded to a code point (*code) and checked against its shortest
+ * form. */
+static size_t utf8_sequence(const char *s, size_t left, unsigned long *code)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc0 ? 2 : 0;
@@ -36,6 +37,7 @@ static size_t utf8_sequence(const char *s, size_t left)
     }
     static const unsigned long shortest[] = {0, 0, 0x80, 0x800, 0x10000};
     bool ok = cp >= shortest[n] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+    *code = cp;
     return ok ? n : 0;
 }
 
@@ -90,9 +92,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned quotes = 0;
     for (size_t i = 0; i + 1 < len; i++) {
         unsigned char c = (unsigned char)buf[i];
-        if (format == LOG_FORMAT_JSON && c >= 0x80) {
-            size_t n = utf8_sequence(buf + i, len - 1 - i);
-            fuzz_check(n > 0, "JSON: only well-formed UTF-8 above ASCII");
+        if (c >= 0x80) {
+            unsigned long cp = 0;
+            size_t n = utf8_sequence(buf + i, len - 1 - i, &cp);
+            fuzz_check(n > 0, "only well-formed UTF-8 above ASCII");
+            fuzz_check(format == LOG_FORMAT_JSON ||
+                           !(cp <= 0x9f || cp == 0x061c || cp == 0x200e || cp == 0x200f || cp == 0x2028 ||
+                             cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)),
+                       "text: no C1 control, bidirectional or line separator");
             i += n - 1;
             continue;
         }
