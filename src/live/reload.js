@@ -875,15 +875,16 @@
 
   var tabId = Math.random().toString(36).slice(2, 10) + Date.now().toString(36);
   var FOLLOW_KEY = 'folio-follow';
-  var following = false, byHandUntil = 0, touching = false, appliedY = null;
+  var following = false, byHandUntil = 0, touching = false, appliedY = null, scrolledAt = 0;
   var sentText = '', inFlight = false, pendingText = null, frameAsked = false;
   status.follow = false;
   status.followed = 0;  /* places taken from other tabs */
   status.held = 0;      /* and not taken: this tab's reader was scrolling */
 
   /* The reader is scrolling this tab themselves: a wheel, a touch, a key or a
-   * press (a scrollbar) in the last 800 ms, or a finger still down. */
-  function byHand() { return touching || Date.now() < byHandUntil; }
+   * press (a scrollbar) in the last 800 ms, a finger still down, or the page
+   * still moving by a scroll not this client's (a fling's momentum). */
+  function byHand() { return touching || Date.now() < byHandUntil || Date.now() - scrolledAt < 250; }
   function handled() { byHandUntil = Date.now() + 800; appliedY = null; }
   ['wheel', 'mousedown', 'pointerdown'].forEach(function (t) {
     window.addEventListener(t, handled, { capture: true, passive: true });
@@ -901,6 +902,7 @@
     if (inFlight) { pendingText = text; return; }
     inFlight = true;
     sentText = text;
+    sentAt = Date.now();
     send({ kind: 'place', from: tabId, place: text }).then(function () {
       inFlight = false;
       var next = pendingText;
@@ -910,9 +912,10 @@
   }
   /* At most one place a frame: the scroll events of a frame are one message. */
   window.addEventListener('scroll', function () {
-    if (!following || frameAsked) return;
     /* The scroll this tab made to follow another is not news. */
     if (appliedY !== null && Math.abs(window.scrollY - appliedY) < 2) return;
+    scrolledAt = Date.now();
+    if (!following || frameAsked) return;
     frameAsked = true;
     requestAnimationFrame(function () {
       frameAsked = false;
@@ -923,22 +926,45 @@
     });
   }, { passive: true });
 
-  /* `follow`: another tab's place, taken unless this tab's reader is scrolling. */
-  function onFollow(data) {
-    var space = data.indexOf(' ');
-    if (!following || space < 0 || data.slice(0, space) === tabId) return;
-    if (byHand()) { status.held++; return; } /* the reader's own scroll goes out instead */
-    var place = placeOf(data.slice(space + 1));
-    if (!place) return;
+  /* Scrolls to another tab's @place at once, whatever the page's scroll-behavior (a smooth
+   * scroll's steps would go out as news). */
+  function goTo(place) {
     var f = find(place);
     if (!f.el || f.el === document.body) return;
     var r = f.el.getBoundingClientRect();
     var dy = r.top + (f.exact ? place.frac * r.height : 0);
-    if (Math.abs(dy) >= 1) window.scrollBy(0, dy);
+    if (Math.abs(dy) >= 1) window.scrollBy({ top: dy, behavior: 'instant' });
     appliedY = window.scrollY;
     sentText = placeText(where() || { steps: [], offset: 0, height: 0, tag: '' });
     status.followed++;
     document.dispatchEvent(new CustomEvent('folio:follow', { detail: { place: place } }));
+  }
+  /* A place that came while this tab's reader was scrolling: taken once they stop, unless they
+   * scrolled on after it came (then theirs is the last place, and went out). */
+  var held = null, heldTimer = 0, sentAt = 0;
+  function takeHeld() {
+    heldTimer = 0;
+    if (!held) return;
+    if (byHand()) { heldTimer = setTimeout(takeHeld, 100); return; }
+    var h = held;
+    held = null;
+    if (sentAt <= h.at && following) goTo(h.place);
+  }
+
+  /* `follow`: another tab's place, taken unless this tab's reader is scrolling. */
+  function onFollow(data) {
+    var space = data.indexOf(' ');
+    if (!following || space < 0 || data.slice(0, space) === tabId) return;
+    var place = placeOf(data.slice(space + 1));
+    if (!place) return;
+    if (byHand()) {
+      status.held++;
+      held = { place: place, at: Date.now() };
+      if (!heldTimer) heldTimer = setTimeout(takeHeld, 100);
+      return;
+    }
+    held = null;
+    goTo(place);
   }
 
   /* Turns follow mode on or off for this tab (kept for the tab's session). */
