@@ -619,7 +619,8 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
                      int fd, const struct stat *st, const struct entry_facts *f,
                      struct entry_rep *rep)
 {
-    *rep = (struct entry_rep){.fd = fd, .size = (uint64_t)st->st_size, .mtime = st->st_mtim.tv_sec};
+    *rep = (struct entry_rep){.fd = fd, .size = (uint64_t)st->st_size,
+                              .times = {st->st_mtim.tv_sec, st->st_ctim.tv_sec}};
     struct lookup l; /* not "= {...}": that would clear the 8 KB key on every request */
     l.s = s;
     l.rep = rep;

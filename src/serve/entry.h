@@ -35,6 +35,7 @@
 
 #include "cache.h"
 #include "encoding.h"
+#include "precondition.h"
 
 struct body;
 struct route;
@@ -78,7 +79,7 @@ struct entry_rep {
     bool sealed;       /* fd is a sealed memfd of ours (a coded body): it can
                         * neither shrink nor be deleted, so nothing watches it */
     uint64_t size;
-    time_t mtime; /* Last-Modified */
+    struct precondition_times times; /* the file's mtime and ctime: Last-Modified, conditionals */
     char etag[80];
     struct body *type_holder; /* keeps a sniffed type alive */
     struct file_id source;    /* the version of the file it was made from */

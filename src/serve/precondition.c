@@ -52,8 +52,22 @@ static bool etag_list_matches(const char *list, const char *etag, bool weak_ok)
     return false;
 }
 
-enum precondition_result precondition_evaluate(const struct precondition_headers *h,
-                                               const char *etag, time_t last_modified)
+time_t precondition_last_modified(const struct precondition_times *t, time_t now)
+{
+    return t->modified < now ? t->modified : now;
+}
+
+/* Whether the file has changed since date (see precondition_evaluate). */
+static bool modified_since(const struct precondition_times *t, time_t date, time_t now)
+{
+    if (t->modified > now) { /* its Last-Modified is a stand-in: the change time decides */
+        return t->changed > date;
+    }
+    return t->modified > date || (t->modified != date && t->changed > date);
+}
+
+enum precondition_result precondition_evaluate(const struct precondition_headers *h, const char *etag,
+                                               const struct precondition_times *t, time_t now)
 {
     time_t date;
     if (h->if_match) {
@@ -61,21 +75,22 @@ enum precondition_result precondition_evaluate(const struct precondition_headers
             return PRECONDITION_FAILED;
         }
     } else if (h->if_unmodified_since && precondition_date_parse(h->if_unmodified_since, &date) &&
-               last_modified > date) {
+               modified_since(t, date, now)) {
         return PRECONDITION_FAILED;
     }
     if (h->if_none_match) {
         return etag_list_matches(h->if_none_match, etag, true) ? PRECONDITION_NOT_MODIFIED
                                                                : PRECONDITION_PASS;
     }
-    if (h->if_modified_since && precondition_date_parse(h->if_modified_since, &date) &&
-        last_modified <= date) {
+    if (h->if_modified_since && precondition_date_parse(h->if_modified_since, &date) && date <= now &&
+        !modified_since(t, date, now)) {
         return PRECONDITION_NOT_MODIFIED;
     }
     return PRECONDITION_PASS;
 }
 
-bool precondition_if_range(const char *if_range, const char *etag, time_t last_modified)
+bool precondition_if_range(const char *if_range, const char *etag, const struct precondition_times *t,
+                           time_t now)
 {
     if (!if_range) {
         return true;
@@ -85,7 +100,7 @@ bool precondition_if_range(const char *if_range, const char *etag, time_t last_m
         return etag_list_matches(p, etag, false) && !strchr(p, ',');
     }
     time_t date;
-    return precondition_date_parse(p, &date) && date == last_modified;
+    return t->modified < now && precondition_date_parse(p, &date) && date == t->modified;
 }
 
 static int month_index(const char *name)

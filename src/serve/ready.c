@@ -42,7 +42,7 @@ struct ready {
     struct progress_head full_head, not_modified_head; /* their header blocks */
     unsigned senders;                             /* full[] made */
     uint64_t size;
-    time_t mtime;
+    struct precondition_times times;
     char etag[80];
     atomic_uint *fds; /* the pool's count of descriptors held, when this holds some */
     int fd;           /* one of them (full[0]'s, which owns it), for the sweep's fstat; else -1 */
@@ -159,7 +159,7 @@ bool ready_lookup(struct ready_pool *p, const struct entry_server *entries,
         body_unref(b); /* made again, from what is there now, on this request */
         return false;
     }
-    enum precondition_result pc = precondition_evaluate(pre, r->etag, r->mtime);
+    enum precondition_result pc = precondition_evaluate(pre, r->etag, &r->times, time(NULL));
     if (pc == PRECONDITION_FAILED) {
         body_unref(b);
         return false;
@@ -237,7 +237,7 @@ static struct body *ready_create(struct ready_pool *p, struct entry_rep *rep, un
     struct ready *r = b ? calloc(1, sizeof(*r)) : NULL;
     bool made = false;
     if (r) {
-        *r = (struct ready){.size = rep->size, .mtime = rep->mtime, .fds = holds_fd ? &p->fds : NULL,
+        *r = (struct ready){.size = rep->size, .times = rep->times, .fds = holds_fd ? &p->fds : NULL,
                             .fd = holds_fd ? rep->fd : -1, .sealed = rep->sealed};
         memcpy(r->etag, rep->etag, sizeof(r->etag));
         r->not_modified = response_not_modified(rep->size);

@@ -83,7 +83,7 @@ void response_add_rep_headers(struct MHD_Response *resp, const struct config *co
                               uint64_t last)
 {
     char last_modified[30];
-    precondition_date_format(rep->mtime, last_modified);
+    precondition_date_format(precondition_last_modified(&rep->times, time(NULL)), last_modified);
     if (status != 304) {
         response_add(resp, "Content-Type", rep->type);
     }

@@ -86,14 +86,15 @@ static unsigned choose_status(struct MHD_Connection *conn, const struct entry_re
 {
     struct precondition_headers pre;
     exchange_conditionals(conn, &pre);
-    switch (precondition_evaluate(&pre, rep->etag, rep->mtime)) {
+    time_t now = time(NULL);
+    switch (precondition_evaluate(&pre, rep->etag, &rep->times, now)) {
     case PRECONDITION_FAILED: return 412;
     case PRECONDITION_NOT_MODIFIED: return 304;
     case PRECONDITION_PASS: break;
     }
     const char *range = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range");
     if (!range || !precondition_if_range(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Range"),
-                                         rep->etag, rep->mtime)) {
+                                         rep->etag, &rep->times, now)) {
         return 200;
     }
     switch (range_parse(range, rep->size, first, last)) {

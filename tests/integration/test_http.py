@@ -1,11 +1,13 @@
 """HTTP behaviour of the real binary: methods, types, compression,
 validators, ranges, caching headers, errors, folders, logs."""
+import email.utils
 import gzip
 import http.client
 import json
 import os
 import re
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -220,6 +222,43 @@ class Validators(ArticleTestCase):
         self.assertEqual(second.body, b"version two\n")
         self.assertNotEqual(first.getheader("ETag"), second.getheader("ETag"))
         self.assertEqual(self.server.get("/changing.txt", If_None_Match=first.getheader("ETag")).status, 200)
+
+
+class FutureModificationTime(unittest.TestCase):
+    """A file whose mtime is in the future (a build machine's clock, an archive, touch -d):
+    its Last-Modified is the message's Date (RFC 9110 8.8.2.1), the same version revalidated
+    by date alone is 304, and the redeploy that gives it a real, older mtime is seen (it was
+    304 for ever: any real mtime is earlier than the future date a client held)."""
+
+    def run_in(self, *args):
+        from email.utils import parsedate_to_datetime as parse
+        with tempfile.TemporaryDirectory() as tmp:
+            root = make_article(os.path.join(tmp, "article"))
+            path = os.path.join(root, "assets", "future.txt")
+            year = 365 * 86400
+            write(path, b"built by a clock a year ahead\n", mtime=time.time() + year)
+            with Server(root, *args) as s:
+                first = s.get("/assets/future.txt")
+                lm = first.getheader("Last-Modified")
+                self.assertLessEqual(parse(lm), parse(first.getheader("Date")))
+                self.assertEqual(s.get("/assets/future.txt", If_Modified_Since=lm).status, 304)
+                # A client that kept the future date an older folio sent: no date folio sends.
+                ahead = email.utils.formatdate(time.time() + year, usegmt=True)
+                self.assertEqual(s.get("/assets/future.txt", If_Modified_Since=ahead).status, 200)
+                # The redeploy, in a later second than the date the client holds.
+                while int(time.time()) <= parse(lm).timestamp():
+                    time.sleep(0.05)
+                write(path, b"built again, clock fixed\n", mtime=time.time() - 3600)
+                again = s.get("/assets/future.txt", If_Modified_Since=lm)
+                self.assertEqual((again.status, again.body), (200, b"built again, clock fixed\n"))
+                self.assertEqual(s.get("/assets/future.txt",
+                                       If_Modified_Since=again.getheader("Last-Modified")).status, 304)
+
+    def test_preview(self):
+        self.run_in()
+
+    def test_production(self):
+        self.run_in("--production")
 
 
 class Ranges(ArticleTestCase):
