@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""A Docker engine for the container suite, on a machine with no registry.
+"""A Docker engine for the container suite and CI, on a machine with no registry.
 
-There is nothing to pull here, so the base image is made locally when the
-engine lacks debian:bookworm-slim: a Debian 12 root file system from
-mmdebstrap (built once, cached in FOLIO_CI_CACHE, default /var/cache/folio-ci),
-imported under that name. An engine that has the image keeps its own (and no
-mmdebstrap runs); a base imported into a running system dockerd is removed
-again at the end, one imported into the private engine stays in that
-engine's data root (the suite's cache, used by nothing else). If a dockerd already
+There is nothing to pull here, so Debian images are made locally: a root file
+system from mmdebstrap (Debian's mirrors only; built once, cached in
+FOLIO_CI_CACHE, default /var/cache/folio-ci, and made again when a week old),
+imported under the name Docker Hub would give it (debian:bookworm-slim,
+debian:trixie-slim), or, with packages in it, as folio-ci-debian:RELEASE-HASH
+(CI's Debian 13 run: every package there at import, so its container needs no
+network). A system engine's own debian:*-slim (pulled) is kept and no
+mmdebstrap runs; an image imported into a running system dockerd is removed
+again at the end, one imported into the private engine stays in that engine's
+data root (the suite's cache, used by nothing else). If a dockerd already
 answers on /var/run/docker.sock it is used as it is; otherwise a private one is
 started (data root in the cache, so image layers stay warm between runs; exec
 root, socket and pid file in a scratch folder) and, at the end, stopped by its
@@ -15,12 +18,16 @@ PID, with what dockerd leaves behind removed: /etc/docker/key.json,
 /var/run/docker*, the docker0 and br-* bridges, the iptables rules, and
 ip_forward, each only if it was not there before.
 
-As a library: `with Engine() as engine: engine.docker("ps")`.
-As a command: `engine.py -- CMD ARGS...` runs CMD with DOCKER_HOST and
-DOCKER=/usr/bin/docker set, then takes the engine down; exits with CMD's status.
+As a library: `with Engine(bases=("trixie",)) as engine: engine.docker("ps")`;
+`engine.image("trixie", packages)` for an image with packages in it.
+As a command: `engine.py [--base RELEASE]... -- CMD ARGS...` runs CMD with
+DOCKER_HOST and DOCKER=/usr/bin/docker set, the bases imported (trixie, the
+Dockerfile's, unless --base says), then takes the engine down; exits with
+CMD's status.
 """
 
 import fcntl
+import hashlib
 import os
 import shutil
 import socket
@@ -29,9 +36,32 @@ import sys
 import tempfile
 import time
 
-DOCKER = "/usr/bin/docker"  # Debian's client; /usr/local/bin may hold another
-BASE_IMAGE = "debian:bookworm-slim"
+DOCKER = "/usr/bin/docker"  # Debian's client (docker.io on 12, docker-cli on 13); /usr/local/bin may hold another
 SYSTEM_SOCKET = "/var/run/docker.sock"
+RELEASES = ("bookworm", "trixie")  # Debian 12 and 13
+REFRESH_DAYS = 7  # a cached root file system older than this is made again (security updates)
+STAMP = "folio-ci.rootfs"  # the label an imported image carries: its tarball's mtime
+
+
+def sources(release):
+    """The apt lines of a release: main, updates and security, as a stable
+    Debian's own images have them (mmdebstrap adds the last two by itself only
+    for releases it knows as stable)."""
+    return ["deb http://deb.debian.org/debian %s main" % release,
+            "deb http://deb.debian.org/debian %s-updates main" % release,
+            "deb http://deb.debian.org/debian-security %s-security main" % release]
+
+
+def image_name(release, packages=()):
+    """debian:RELEASE-slim for a minimal base, folio-ci-debian:RELEASE-HASH
+    for one with packages (the hash names the sorted package list)."""
+    if not packages:
+        return "debian:%s-slim" % release
+    return "folio-ci-debian:%s-%s" % (release, _digest(packages))
+
+
+def _digest(packages):
+    return hashlib.sha256(" ".join(sorted(packages)).encode()).hexdigest()[:12]
 
 
 def _log(msg):
@@ -102,39 +132,79 @@ def _iptables_restore(tool, saved):
 
 
 class Engine:
-    """A running Docker engine with debian:bookworm-slim in it."""
+    """A running Docker engine with the bases' debian:RELEASE-slim in it."""
 
-    def __init__(self, cache=None):
+    def __init__(self, cache=None, bases=("bookworm",)):
         self.cache = cache or os.environ.get("FOLIO_CI_CACHE", "/var/cache/folio-ci")
+        self.bases = bases
         self.env = dict(os.environ)
         self.proc = None
         self.scratch = None
         self.lock = None
         self.system = False
-        self.imported = False
+        self.imported = []
 
-    # -- the base image ---------------------------------------------------
-    def rootfs(self):
-        """Path of the cached Debian 12 minbase tarball, built once (~45 s)."""
-        path = os.path.join(self.cache, "rootfs.tar")
-        if not os.path.exists(path):
-            _log("building the Debian 12 root file system (mmdebstrap, once)")
-            partial = os.path.join(self.cache, "rootfs-partial.tar")  # mmdebstrap picks the format by suffix
-            _run(["mmdebstrap", "--variant=minbase", "bookworm", partial])
-            os.rename(partial, path)
+    # -- the images ---------------------------------------------------------
+    def rootfs(self, release="bookworm", packages=()):
+        """Path of the cached minbase tarball of release with packages in it,
+        made by mmdebstrap when missing or older than REFRESH_DAYS (a minimal
+        base ~45 s, CI's Debian 13 with Chromium and gcc ~2 minutes)."""
+        if release not in RELEASES:
+            raise ValueError("no such release here: %s (%s)" % (release, ", ".join(RELEASES)))
+        stem = "debian-" + release + ("-" + _digest(packages) if packages else "")
+        path = os.path.join(self.cache, stem + ".tar")
+        if os.path.exists(path) and time.time() - os.stat(path).st_mtime < REFRESH_DAYS * 86400:
+            return path
+        _log("building the %s root file system%s (mmdebstrap)"
+             % (release, " with " + " ".join(sorted(packages)) if packages else ""))
+        # mmdebstrap picks the format by suffix; a run's own partial name, so
+        # two runs never write one file.
+        partial = os.path.join(self.cache, "%s-partial-%d.tar" % (stem, os.getpid()))
+        include = ["--include=" + ",".join(sorted(packages))] if packages else []
+        try:
+            _run(["mmdebstrap", "--variant=minbase", *include, release, partial, *sources(release)])
+        except BaseException:
+            if os.path.exists(partial):
+                os.remove(partial)
+            raise
+        os.rename(partial, path)
+        # What this one replaces: the same release with another package list,
+        # and the Debian 12 base's name before there were two releases.
+        for old in os.listdir(self.cache):
+            if old == "rootfs.tar" or (packages and old.startswith("debian-%s-" % release)
+                                       and old.endswith(".tar") and "-partial-" not in old
+                                       and old != stem + ".tar"):
+                os.remove(os.path.join(self.cache, old))
         return path
 
-    def _import_base(self):
-        """debian:bookworm-slim in the engine: the engine's own when it has
-        one, else the mmdebstrap tarball imported (made first if need be)."""
-        have = subprocess.run([DOCKER, "image", "inspect", BASE_IMAGE], env=self.env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
-        if have:
-            return
-        tar = self.rootfs()
-        _log(f"docker import {tar} {BASE_IMAGE}")
-        _run([DOCKER, "import", tar, BASE_IMAGE], env=self.env)
-        self.imported = self.system  # a user's engine gets it back as it was
+    def _label(self, name):
+        """None when the engine lacks the image; else its STAMP label ("" if none)."""
+        r = subprocess.run([DOCKER, "image", "inspect", "-f", '{{index .Config.Labels "%s"}}' % STAMP, name],
+                           env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if r.returncode != 0:
+            return None
+        return r.stdout.strip().replace("<no value>", "")
+
+    def image(self, release, packages=()):
+        """The name of an image of release with packages, in this engine:
+        imported from rootfs() unless the engine holds it from that very
+        tarball (or, in a system engine, a debian:*-slim of its own)."""
+        name = image_name(release, packages)
+        label = self._label(name)
+        if label == "" and self.system and not packages:
+            return name  # the user's own (pulled from a registry): keep it
+        tar = self.rootfs(release, packages)
+        stamp = str(int(os.stat(tar).st_mtime))
+        if label == stamp:
+            return name
+        old = self.docker("image", "inspect", "-f", "{{.Id}}", name).stdout.strip() if label is not None else None
+        _log("docker import %s %s" % (tar, name))
+        _run([DOCKER, "import", "--change", "LABEL %s=%s" % (STAMP, stamp), tar, name], env=self.env)
+        if old:  # the same name from an older tarball: its layers go
+            self.docker("image", "rm", old, check=False)
+        if self.system and name not in self.imported:
+            self.imported.append(name)  # a user's engine gets back as it was
+        return name
 
     # -- the engine ---------------------------------------------------------
     def __enter__(self):
@@ -147,7 +217,8 @@ class Engine:
             else:
                 self._start()
             self.env["DOCKER"] = DOCKER
-            self._import_base()
+            for release in self.bases:
+                self.image(release)
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -188,9 +259,9 @@ class Engine:
 
     def __exit__(self, *exc):
         if self.imported:
-            subprocess.run([DOCKER, "image", "rm", BASE_IMAGE], env=self.env,
+            subprocess.run([DOCKER, "image", "rm", *self.imported], env=self.env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
-            self.imported = False
+            self.imported = []
         if self.proc:
             self._stop()
         if self.lock:
@@ -242,10 +313,11 @@ class Engine:
 
 def main(argv):
     if "--" not in argv or argv.index("--") == len(argv) - 1:
-        print("usage: engine.py -- COMMAND [ARGS...]", file=sys.stderr)
+        print("usage: engine.py [--base RELEASE]... -- COMMAND [ARGS...]", file=sys.stderr)
         return 2
-    cmd = argv[argv.index("--") + 1:]
-    with Engine() as engine:
+    options, cmd = argv[:argv.index("--")], argv[argv.index("--") + 1:]
+    bases = [options[i + 1] for i in range(len(options) - 1) if options[i] == "--base"] or ["trixie"]
+    with Engine(bases=bases) as engine:
         return subprocess.run(cmd, env=engine.env).returncode
 
 

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [[ -z "${DOCKER_HOST:-}" ]]; then
-  exec python3 tests/container/engine.py -- bash "$0" "$@"
+  exec python3 tests/container/engine.py --base bookworm -- bash "$0" "$@"
 fi
 work=$(mktemp -d /tmp/folio-fresh-ci-XXXXXX)
 chmod 755 "$work"
