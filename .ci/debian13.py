@@ -6,8 +6,9 @@
 Debian 13's own packages, in an image that holds them all when it starts
 (`.ci/setup --packages`: gcc 14, libmicrohttpd 1.0.1, Chromium, nginx,
 Node), made by mmdebstrap from Debian's mirrors through
-tests/container/engine.py: nothing is pulled from a registry, and the
-container runs with no network (the tests speak to loopback only; IPv6
+tests/container/engine.py: nothing is pulled from a registry. The container
+is on an internal network of its own: an address as a machine has one (the
+banner's network URL), no way out (the tests speak to loopback only; IPv6
 loopback is turned back on, which Docker turns off). It gets a copy of this
 repo with tests/node_modules as `.ci/setup --tests` installed it from the lock
 file (JavaScript only, the same on both releases); build folders and .git stay
@@ -68,15 +69,16 @@ def main(argv):
         with Engine(bases=()) as engine:
             image = engine.image("trixie", packages())
             print("=== debian13: %s in %s" % (inside, image), flush=True)
-            cmd = [DOCKER, "run", "--rm", "--name", name, "--network", "none",
+            engine.docker("network", "create", "--internal", name)
+            cmd = [DOCKER, "run", "--rm", "--name", name, "--network", name,
                    "--sysctl", "net.ipv6.conf.all.disable_ipv6=0",
                    "--shm-size", "1g",  # Chromium's shared memory; Docker gives 64 MB
                    "-v", repo + ":/repo", "-w", "/repo", image, "bash", "-c", inside]
             try:
                 status = subprocess.run(cmd, env=engine.env, timeout=TIMEOUT).returncode
             finally:
-                subprocess.run([DOCKER, "rm", "-f", name], env=engine.env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                engine.docker("rm", "-f", name, check=False)
+                engine.docker("network", "rm", name, check=False)
         if os.path.isdir(os.path.join(repo, build, "meson-logs")):
             shutil.copytree(os.path.join(repo, build, "meson-logs"), logs)
         return status

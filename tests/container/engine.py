@@ -30,6 +30,7 @@ import fcntl
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -87,6 +88,20 @@ def _answers(sock_path):
             return s.recv(64).split(b" ")[1:2] == [b"200"]
     except (OSError, IndexError):
         return False
+
+
+def _stop_on_signal(signum, frame):
+    """SIGTERM or SIGHUP (meson test's timeout, a closed terminal) as an
+    exception, so the engine is still taken down: by default Python dies at
+    once, leaving a private dockerd running with its bridges and rules."""
+    raise SystemExit(128 + signum)
+
+
+def _need(program, package):
+    """Stops with one line naming the Debian package when program is missing."""
+    if not (os.access(program, os.X_OK) if os.path.isabs(program) else shutil.which(program)):
+        raise SystemExit("engine: %s is missing: install the Debian package %s "
+                         "(`bash .ci/setup --tests` does)" % (program, package))
 
 
 def _links():
@@ -155,6 +170,7 @@ class Engine:
         path = os.path.join(self.cache, stem + ".tar")
         if os.path.exists(path) and time.time() - os.stat(path).st_mtime < REFRESH_DAYS * 86400:
             return path
+        _need("mmdebstrap", "mmdebstrap")
         _log("building the %s root file system%s (mmdebstrap)"
              % (release, " with " + " ".join(sorted(packages)) if packages else ""))
         # mmdebstrap picks the format by suffix; a run's own partial name, so
@@ -208,7 +224,10 @@ class Engine:
 
     # -- the engine ---------------------------------------------------------
     def __enter__(self):
+        _need(DOCKER, "docker-cli (docker.io on Debian 12)")
         os.makedirs(self.cache, exist_ok=True)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _stop_on_signal)
         self.system = _answers(SYSTEM_SOCKET)
         try:
             if self.system:
@@ -225,6 +244,8 @@ class Engine:
         return self
 
     def _start(self):
+        _need("dockerd", "docker.io")
+        _need("ip", "iproute2")  # to remove the bridges dockerd leaves
         # One private engine at a time: they would share the data root, docker0
         # and the iptables chains. A second run waits for the first.
         self.lock = open(os.path.join(self.cache, "engine.lock"), "w")

@@ -27,6 +27,16 @@ SLOWDOWN = 10 if WRAPPER else 1  # valgrind's factor, for the few bounded waits
 SECRET = b"TOP-SECRET-OUTSIDE-THE-ARTICLE"
 
 
+def need(program, package):
+    """Stops a suite at once, with one line naming the Debian package, when a
+    program it runs is missing (else: a FileNotFoundError deep in a test)."""
+    found = os.access(program, os.X_OK) if os.path.isabs(program) else shutil.which(program)
+    if not found:
+        sys.exit("%s: %s is missing: install the Debian package %s (`bash .ci/setup --tests` does)"
+                 % (os.path.basename(sys.argv[0]), program, package))
+    return program if os.path.isabs(program) else found
+
+
 def write(path, data, mtime=None):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:

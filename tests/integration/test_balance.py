@@ -18,12 +18,12 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from folio import SLOWDOWN, Server, main  # noqa: E402
+from folio import SLOWDOWN, Server, main, need  # noqa: E402
 
 SOURCE_ROOT = os.path.abspath(os.environ.get("FOLIO_SOURCE_ROOT") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SITE = os.path.join(SOURCE_ROOT, "config", "nginx", "balance.conf")
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+NGINX = need(shutil.which("nginx") or "/usr/sbin/nginx", "nginx-light")
 PAGE = b"<!doctype html><title>balanced</title><p>one of several</p>\n"
 
 

@@ -27,13 +27,13 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from folio import Server, main, make_article  # noqa: E402
+from folio import Server, main, make_article, need  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_ROOT = os.path.abspath(os.environ.get("FOLIO_SOURCE_ROOT") or os.path.join(HERE, "..", ".."))
 K8S = os.path.join(SOURCE_ROOT, "config", "kubernetes")
 VALIDATOR = os.path.join(HERE, "kubernetes_schema.mjs")
-NODE = shutil.which("node") or "node"
+NODE = need("node", "nodejs")
 
 
 def validate(*paths):

@@ -27,12 +27,12 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from folio import ArticleTestCase, EventStream, Server, SLOWDOWN, main, make_article, write  # noqa: E402
+from folio import ArticleTestCase, EventStream, Server, SLOWDOWN, main, make_article, need, write  # noqa: E402
 
 SOURCE_ROOT = os.path.abspath(os.environ.get("FOLIO_SOURCE_ROOT") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SITE = os.path.join(SOURCE_ROOT, "config", "nginx", "folio.conf")
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+NGINX = need(shutil.which("nginx") or "/usr/sbin/nginx", "nginx-light")
 PREFIX = "/article"
 EVENT_WAIT = 1.0 * SLOWDOWN   # a save must cross nginx within this: nothing buffers it
 HELLO_WAIT = 5.0 * SLOWDOWN
