@@ -172,7 +172,7 @@ int health_check(const char *url, unsigned timeout_ms, char *err, size_t err_siz
     char request[1400];
     bool v6 = strchr(t.host, ':') != NULL;
     int n = snprintf(request, sizeof(request),
-                     "GET %s HTTP/1.1\r\nHost: %s%s%s:%s\r\nUser-Agent: folio-health-check\r\n"
+                     "GET %s HTTP/1.1\r\nHost: %s%s%s:%s\r\nUser-Agent: " HEALTH_USER_AGENT "\r\n"
                      "Connection: close\r\n\r\n",
                      t.path, v6 ? "[" : "", t.host, v6 ? "]" : "", t.port);
     char status[512] = "";

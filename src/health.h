@@ -12,6 +12,10 @@
 
 struct config;
 
+/* The User-Agent of the check's request: the server leaves its own probe
+ * out of the access log by it, and by more (serve/health_probe.h). */
+#define HEALTH_USER_AGENT "folio-health-check"
+
 /* The URL the check asks when none is given: the server these settings
  * would start, on loopback when it binds all addresses. False (reason in
  * err) when the settings cannot name one (port 0). */

@@ -60,6 +60,7 @@ struct exchange {
     uint64_t body_bytes_queued;    /* the body's length as queued (a HEAD's too, for its Content-Length) */
     bool headers_seen, checked;
     bool last_on_connection;       /* our response ends the connection (connection_kept_alive) */
+    bool unlogged;                 /* folio's own health probe, answered: no access-log line (health_probe.h) */
     char protocol_buf[16];         /* the version as sent, for a request MHD refuses itself */
     char prefix_buf[URL_PREFIX_MAX];
     char target[]; /* percent-encoded, with the query: as received, but in origin form

@@ -148,7 +148,7 @@ static uint64_t bytes_handed(struct MHD_Connection *conn, const struct connectio
 static void log_exchange(struct MHD_Connection *conn, const struct exchange *ex, unsigned status,
                          uint64_t bytes, bool incomplete)
 {
-    if (ex->config->quiet) {
+    if (ex->config->quiet || (ex->unlogged && !incomplete)) {
         return;
     }
     struct timespec now;

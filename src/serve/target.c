@@ -22,6 +22,7 @@
 #include "resolve.h"
 #include "respond.h"
 #include "response.h"
+#include "health_probe.h"
 #include "routes.h"
 #include "savings.h"
 
@@ -57,6 +58,7 @@ static enum MHD_Result respond_health(struct MHD_Connection *conn, struct exchan
     }
     response_add(resp, "Content-Type", "application/json");
     response_add(resp, "Cache-Control", "no-store");
+    ex->unlogged = health_probe_is_own(conn);
     return respond_queue(conn, ex, 200, resp, strlen(json));
 }
 

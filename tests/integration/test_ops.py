@@ -125,6 +125,34 @@ class HealthCheck(Fixture):
         self.assert_bad(run("--health-check", "http://127.0.0.1:8000/", "extra"), "unexpected argument 'extra'")
 
 
+class HealthCheckUnlogged(Fixture):
+    """A container's HEALTHCHECK asks every 5 s: folio's own probe leaves
+    no access-log line, and nothing else can pass for it: the probe's
+    User-Agent from another user's socket, or with a proxy's
+    X-Forwarded-For, or on another path, is logged as any request."""
+
+    def test_only_our_own_probe_goes_unlogged(self):
+        with Server(self.root) as s:
+            health = lambda: [line for line in s.log_lines if '"GET /__folio/health ' in line]
+            logged = lambda n: wait_for(lambda: len(health()) >= n, 5, "%d health lines" % n)
+            for _ in range(3):
+                self.assertEqual(run("--health-check", s.url).returncode, 0)
+            # The same program as another user (nobody): a socket folio's user does not own.
+            other = subprocess.run([FOLIO, "--health-check", s.url], capture_output=True, text=True,
+                                   timeout=10, user=65534, group=65534, extra_groups=[])
+            self.assertEqual(other.returncode, 0, other.stderr)
+            logged(1)
+            probe = {"User_Agent": "folio-health-check"}
+            s.get("/__folio/health", X_Forwarded_For="192.0.2.7", **probe)
+            logged(2)
+            s.get("/__folio/health", User_Agent="curl/8")
+            logged(3)
+            s.get("/assets/a.txt", **probe)
+            self.assertIsNotNone(s.wait_log_line("GET /assets/a.txt"))
+            # Another user's, the proxied one and curl's; none of our three probes.
+            self.assertEqual(len(health()), 3, "".join(s.log_lines))
+
+
 class Reload(Fixture):
     def max_age(self, s):
         return s.get("/assets/a.txt").getheader("Cache-Control")
