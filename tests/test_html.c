@@ -203,6 +203,62 @@ static void test_srcset(void **state)
     assert_int_equal(n, 5);
 }
 
+/* The names html_fragment_names finds, joined by ",". */
+static void names_of(const char *html, size_t max, char *out, size_t size)
+{
+    struct html_span names[8];
+    size_t n = html_fragment_names(html, strlen(html), names, max < 8 ? max : 8), used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        used += (size_t)snprintf(out + used, size - used, "%s%.*s", i ? "," : "", (int)names[i].len,
+                                 html + names[i].at);
+    }
+}
+
+static bool has_base(const char *html)
+{
+    return html_has_base_href(html, strlen(html));
+}
+
+static void test_fragment_names(void **state)
+{
+    (void)state;
+    static const struct { const char *in, *want; } table[] = {
+        {"<div id=\"fragment-a\"></div><p id='fragment-b'>", "a,b"},
+        {"<div ID=fragment-c class=x>", "c"},          /* any case of the name, unquoted value */
+        {"<div class=\"fragment-a\" data-id=\"fragment-b\">", ""}, /* only id counts */
+        {"<div id=\"Fragment-a\"><div id=\"fragment-\"><div id>", ""}, /* the value's case counts; no name */
+        {"<div id=\"fragment-a\" id=\"fragment-b\">", "a"},   /* the first id wins */
+        {"<div id=\"x\" id=\"fragment-b\">", ""},
+        {"<!-- <div id=\"fragment-old\"></div> --><div id=\"fragment-new\">", "new"},
+        {"<!-- a --!><div id=fragment-after>", "after"}, /* "--!>" closes a comment */
+        {"<script>x = '<div id=\"fragment-s\">'</script><style>#fragment-t{}</style>", ""},
+        {"<textarea><div id=fragment-t></textarea><noscript><div id=fragment-n></noscript>", ""},
+        {"<template><template></template><div id=fragment-u></template><div id=fragment-v>", "v"},
+        {"<div id=fragment-a><div id=fragment-b><div id=fragment-a>", "a,b"}, /* each once, first place */
+        {"<div id=\"fragment-a&amp;b\">", "a&amp;b"}, /* as written */
+        {"<div id=\"fragment-cut\"", ""}, /* the end of input inside the tag: no element */
+        {"text <div\nid\n=\n\"fragment-spaced\"\n>", "spaced"},
+        {"</div id=fragment-end>", ""}, /* an end tag names nothing */
+        {"", ""},
+    };
+    char got[256];
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        names_of(table[i].in, 8, got, sizeof(got));
+        if (strcmp(got, table[i].want) != 0) {
+            fail_msg("case %zu: %s: got \"%s\", want \"%s\"", i, table[i].in, got, table[i].want);
+        }
+    }
+    assert_true(has_base("<head><BASE HREF=\"/x/\">"));
+    assert_true(has_base("<base target=_top><base href=../>"));
+    assert_false(has_base("<base target=_top><!-- <base href=/> -->"));
+    assert_false(has_base("<template><base href=/></template><script><base href=/></script>"));
+    assert_false(has_base("<basefont href=/>"));
+    /* At most max, the first ones in document order. */
+    names_of("<i id=fragment-1><i id=fragment-2><i id=fragment-1><i id=fragment-3>", 2, got, sizeof(got));
+    assert_string_equal(got, "1,2");
+}
+
 static void test_decode_and_cursor(void **state)
 {
     (void)state;
@@ -237,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_attributes),
         cmocka_unit_test(test_srcset),
         cmocka_unit_test(test_decode_and_cursor),
+        cmocka_unit_test(test_fragment_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -399,6 +399,80 @@ char *html_decode(const char *v, size_t len, size_t *out_len)
     return out;
 }
 
+/* The name of start tag t's first id attribute ("fragment-<name>") into *name;
+ * false when it has none, or another id (a second id attribute is ignored,
+ * as by the browser: 13.2.5.33). A tag cut off by the end of input makes
+ * no element (13.2.5.32, eof-in-tag), so the caller skips those. */
+static bool html_fragment_id(const char *html, const struct html_token *t, struct html_span *name)
+{
+    static const char prefix[] = "fragment-";
+    const size_t plen = sizeof(prefix) - 1;
+    struct html_attr a;
+    for (size_t pos = t->attrs; html_attr_next(html, t, &pos, &a);) {
+        if (html_name_is(html, a.name, a.name_len, "id")) {
+            *name = (struct html_span){a.value + plen, a.value_len - plen};
+            return a.value_len > plen && memcmp(html + a.value, prefix, plen) == 0;
+        }
+    }
+    return false;
+}
+
+/* Whether tag t opens or closes content that is no part of the document a
+ * script sees: a template's (its own fragment, 13.2.6.4.4) or, with
+ * scripting on as it is for a page that loads fragments, a noscript's. */
+static bool html_inert_tag(const char *html, const struct html_token *t)
+{
+    return html_name_is(html, t->name, t->name_len, "template") ||
+           html_name_is(html, t->name, t->name_len, "noscript");
+}
+
+size_t html_fragment_names(const char *html, size_t len, struct html_span *out, size_t max)
+{
+    struct html_scanner s;
+    struct html_token t;
+    struct html_span name;
+    size_t n = 0, inert = 0;
+    html_scanner_init(&s, html, len);
+    while (n < max && html_scanner_next(&s, &t)) {
+        if ((t.type == HTML_START_TAG || t.type == HTML_END_TAG) && html_inert_tag(html, &t)) {
+            inert = t.type == HTML_START_TAG ? inert + 1 : inert > 0 ? inert - 1 : 0;
+            continue;
+        }
+        if (inert > 0 || t.type != HTML_START_TAG || !t.closed || !html_fragment_id(html, &t, &name)) {
+            continue;
+        }
+        bool seen = false;
+        for (size_t i = 0; i < n && !seen; i++) {
+            seen = out[i].len == name.len && memcmp(html + out[i].at, html + name.at, name.len) == 0;
+        }
+        if (!seen) {
+            out[n++] = name;
+        }
+    }
+    return n;
+}
+
+bool html_has_base_href(const char *html, size_t len)
+{
+    struct html_scanner s;
+    struct html_token t;
+    struct html_attr a;
+    size_t inert = 0;
+    html_scanner_init(&s, html, len);
+    while (html_scanner_next(&s, &t)) {
+        if ((t.type == HTML_START_TAG || t.type == HTML_END_TAG) && html_inert_tag(html, &t)) {
+            inert = t.type == HTML_START_TAG ? inert + 1 : inert > 0 ? inert - 1 : 0;
+        } else if (inert == 0 && t.type == HTML_START_TAG && html_name_is(html, t.name, t.name_len, "base")) {
+            for (size_t pos = t.attrs; html_attr_next(html, &t, &pos, &a);) {
+                if (html_name_is(html, a.name, a.name_len, "href")) {
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
 void html_cursor_seek(struct html_cursor *c, const char *text, size_t offset)
 {
     if (c->line == 0 || offset < c->offset) {

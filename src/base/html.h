@@ -12,9 +12,9 @@
  * what it does not change. It does not build a tree, decode character
  * references (html_decode does, on request) or fix nesting.
  *
- * Used by rewrite.c (the proxy prefix), html_inject (the live-reload client)
- * and check.c (broken references), so the three never disagree about what is
- * a tag, a comment or script text.
+ * Used by rewrite.c (the proxy prefix), html_inject (the live-reload client),
+ * check.c (broken references) and preload.c (the fragments a page names), so
+ * they never disagree about what is a tag, a comment or script text.
  *
  * Pure functions: no I/O, no globals, safe to call from any thread. Tokens
  * hold offsets into the caller's buffer; nothing here allocates but
@@ -80,6 +80,25 @@ bool html_srcset_next(const char *v, size_t len, size_t *pos, size_t *url,
  * others are kept as written, a NUL byte becomes U+FFFD. NULL only when
  * memory runs out. */
 char *html_decode(const char *v, size_t len, size_t *out_len);
+
+/* A stretch html[at, at + len) of the caller's buffer. */
+struct html_span {
+    size_t at, len;
+};
+
+/*
+ * The fragments a page names: for each start tag (outside comments, raw
+ * text, and template and noscript content, none of which a script finds in
+ * the document) whose id attribute is "fragment-<name>" with a non-empty name, that
+ * name as written (character references not decoded), in document order,
+ * each name once, at most max of them into out. Returns how many.
+ */
+size_t html_fragment_names(const char *html, size_t len, struct html_span *out, size_t max);
+
+/* True when a base element with an href (outside comments, raw text and
+ * template content) sets the document's base URL (HTML 4.2.3): then the
+ * page's relative URLs do not resolve against its own address. */
+bool html_has_base_href(const char *html, size_t len);
 
 /* A position in a text, 1-based; columns count characters (UTF-8 code
  * points), as editors show them. Zero-initialise, then seek forward. */
