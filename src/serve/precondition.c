@@ -100,7 +100,7 @@ bool precondition_if_range(const char *if_range, const char *etag, const struct 
         return etag_list_matches(p, etag, false) && !strchr(p, ',');
     }
     time_t date;
-    return t->modified < now && precondition_date_parse(p, &date) && date == t->modified;
+    return t->modified <= now && precondition_date_parse(p, &date) && date == t->modified;
 }
 
 static int month_index(const char *name)

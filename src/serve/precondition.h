@@ -53,8 +53,8 @@ enum precondition_result precondition_evaluate(const struct precondition_headers
 
 /* True when a Range request may be honoured under If-Range (RFC 9110 13.1.5):
  * no If-Range, or one that strongly matches the etag, or a date equal to the
- * Last-Modified when that is a strong validator (a second or more before
- * now: 8.8.2.2). */
+ * file's mtime, unless that is in the future (the Last-Modified sent was a
+ * stand-in, which names no version). */
 bool precondition_if_range(const char *if_range, const char *etag, const struct precondition_times *t,
                            time_t now);
 
