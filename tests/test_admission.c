@@ -55,6 +55,8 @@ static void test_verdicts(void **state)
         {"BREW", "/", 1, "HTTP/1.1", {{"Host", "h"}}, 501},
         {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Bad Name", "x"}}, 400},
         {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Content-Length", "5"}, {"Content-Length", "6"}}, 400},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Content-Length", "5"}, {"Content-Length", "5"}}, 400},
+        {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Content-Length", "5, 5"}}, 400}, /* one number */
         {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Content-Length", "65536"}}, 0},
         {"GET", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Content-Length", "65537"}}, 413},
         {"POST", "/", 1, "HTTP/1.1", {{"Host", "h"}, {"Content-Length", "65537"}}, 0}, /* 405 later */

@@ -104,9 +104,14 @@ bool admission_field(struct admission *a, const char *name, size_t name_len, con
         while (a->host_len > 0 && (value[a->host_len - 1] == ' ' || value[a->host_len - 1] == '\t')) {
             a->host_len--; /* trailing OWS is not part of the value (RFC 9110 5.5) */
         }
-    } else if (name_len == 14 && strncasecmp(name, "Content-Length", 14) == 0 &&
-               !request_content_length(value, value_len, &a->length_seen, &a->length)) {
-        a->refused = true; /* RFC 9112 6.3: disagreeing lengths are unrecoverable */
+    } else if (name_len == 14 && strncasecmp(name, "Content-Length", 14) == 0) {
+        /* One field of one number, as nginx: RFC 9112 6.3 lets a server
+         * refuse a repeated length even where the values agree, and one
+         * that disagrees is unrecoverable (the library frames the body by
+         * its first field alone, a proxy in front maybe by another: a
+         * request smuggled in the body) */
+        a->refused = a->length_seen || memchr(value, ',', value_len) ||
+                     !request_content_length(value, value_len, &a->length_seen, &a->length);
     } else if (name_len == 6 && strncasecmp(name, "Expect", 6) == 0) {
         a->expect = true;
     } else if (name_len == 17 && strncasecmp(name, "Transfer-Encoding", 17) == 0) {

@@ -276,13 +276,15 @@ class Fields(ArticleTestCase):
         resp = self.server.raw(data)
         self.assertEqual(responses(resp), [400], resp[:300])
         self.assertEqual(header(resp, "Connection"), "close")
-        # A list that disagrees: libmicrohttpd refuses it itself, and closes.
-        for lengths in (b"Content-Length: 5, 6\r\n", b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n"):
-            resp = self.server.raw(request(headers=b"Host: t\r\n" + lengths) + smuggled)
-            self.assertEqual(status_of(resp), 400, lengths)
-            self.assertNotIn(b" 404 ", resp, lengths)
-        agreeing = request(headers=b"Host: t\r\nContent-Length: 5\r\nContent-Length: 5\r\n", body=b"hello")
-        self.assertEqual(responses(self.server.raw(agreeing)), [200])
+        # A list, a length with chunked, and two that agree: one field of one
+        # number or none, as nginx (RFC 9112 6.3 lets a server refuse a repeated
+        # length): the library frames by the first field alone, a proxy in front
+        # maybe by the last, on every version folio runs on.
+        for lengths in (b"Content-Length: 5, 6\r\n", b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+                        b"Content-Length: 5, 5\r\n", b"Content-Length: 5\r\nContent-Length: 5\r\n"):
+            resp = self.server.raw(request(headers=b"Host: t\r\n" + lengths, body=b"hello") + smuggled)
+            self.assertEqual(responses(resp), [400], lengths)
+            self.assertEqual(header(resp, "Connection"), "close")
 
     def log_synced(self, target):
         """The log's length once target's line is in it, so that a line the
