@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "serve/connection.h"
+#include "serve/library.h"
 
 /* Every reason but the dropped line makes the predicate false. */
 static void test_dropped_line_only_when_nothing_else_explains_it(void **state)
@@ -24,9 +25,9 @@ static void test_dropped_line_only_when_nothing_else_explains_it(void **state)
     assert_false(connection_dropped_line(&waiting, 10500, 2, open, true)); /* our deadline */
     assert_false(connection_dropped_line(&busy, 10500, 2, open, false)); /* a request was on */
     assert_false(connection_dropped_line(NULL, 10500, 2, open, false));
-    connection_note_refusal(414); /* MHD answered someone on this thread: maybe this one */
+    library_note_refusal(414); /* MHD answered someone on this thread: maybe this one */
     assert_false(connection_dropped_line(&waiting, 10500, 2, open, false));
-    connection_take_request_refusal(414); /* it was a request's */
+    library_take_request_refusal(414); /* it was a request's */
 }
 
 /* A thread's refusals go to the request or the connection they were for. */
@@ -34,19 +35,19 @@ static void test_refusals_are_taken_once(void **state)
 {
     struct connection later = {.fd = -1, .waiting_since_ms = 1, .used = true};
     assert_int_equal(connection_take_line_refusal(&later), 0); /* none pending */
-    connection_note_refusal(505);
-    connection_note_refusal(431);
-    connection_note_refusal(414);
-    connection_take_request_refusal(431); /* a request's: the rest stay for the lines */
+    library_note_refusal(505);
+    library_note_refusal(431);
+    library_note_refusal(414);
+    library_take_request_refusal(431); /* a request's: the rest stay for the lines */
     assert_int_equal(connection_take_line_refusal(&later), 505); /* oldest first */
     assert_int_equal(connection_take_line_refusal(&later), 414);
     assert_int_equal(connection_take_line_refusal(&later), 0);
     struct connection busy = {.fd = -1, .waiting_since_ms = -1, .used = true};
-    connection_note_refusal(414);
+    library_note_refusal(414);
     assert_int_equal(connection_take_line_refusal(&busy), 0); /* a request was on: not a line's */
-    connection_take_request_refusal(414);
+    library_take_request_refusal(414);
     for (int i = 0; i < 100; i++) { /* a flood keeps the last few */
-        connection_note_refusal(400 + (unsigned)i % 2);
+        library_note_refusal(400 + (unsigned)i % 2);
     }
     unsigned taken = 0;
     while (connection_take_line_refusal(&later)) {
@@ -59,17 +60,17 @@ static void test_refusals_are_taken_once(void **state)
 static void test_waiting_follows_requests(void **state)
 {
     struct connection c = {.fd = -1, .waiting_since_ms = 5};
-    connection_request_started(&c);
+    connection_request_started(&c, NULL);
     assert_int_equal(c.waiting_since_ms, -1);
     connection_request_done(&c, false);
     assert_int_equal(c.waiting_since_ms, -1);
-    connection_note_refusal(505);
+    library_note_refusal(505);
     connection_request_done(&c, true);
     assert_true(c.waiting_since_ms >= clock_now_ms() - 1000);
     assert_true(c.used);
     assert_int_equal(connection_take_line_refusal(&c), 0); /* that refusal came before this wait */
-    connection_take_request_refusal(505);
-    connection_request_started(NULL);
+    library_take_request_refusal(505);
+    connection_request_started(NULL, NULL);
     connection_request_done(NULL, true);
 }
 
@@ -103,17 +104,20 @@ static void test_answer_and_close_on_a_socket(void **state)
 }
 
 /* A head is libmicrohttpd's from its line to our handler's first call; a
- * record without libmicrohttpd's connection is never taken for the one an
- * unreadable Content-Length is refused on. */
+ * record without libmicrohttpd's connection is never taken for the one
+ * whose head it refuses. */
 static void test_heads_pending_and_answers(void **state)
 {
     struct deadline_watch *w = deadline_watch_start(50);
     struct connection *a = connection_open(w, -1, 0), *b = connection_open(w, -1, 0);
     assert_non_null(a);
     assert_non_null(b);
-    connection_request_started(a);
+    int request;
+    connection_request_started(a, &request);
     assert_true(a->head_pending);
-    assert_false(connection_refuse_unread_length()); /* no MHD connection to ask */
+    assert_ptr_equal(a->request, &request);
+    struct connection_daemon d = {0};
+    assert_false(connection_answer_refused_head(&d, 400)); /* no MHD connection to ask */
     uint64_t bytes = 7;
     assert_int_equal(connection_answered(a, &bytes), 0);
     assert_int_equal(bytes, 0);
@@ -124,6 +128,7 @@ static void test_heads_pending_and_answers(void **state)
     connection_head_checked(a);
     assert_false(a->head_pending);
     connection_request_done(a, false); /* the next request starts afresh */
+    assert_null(a->request);
     assert_int_equal(connection_answered(a, &bytes), 0);
     assert_int_equal(connection_answered(NULL, &bytes), 0);
     connection_head_checked(NULL);

@@ -1,6 +1,8 @@
 /* library: each behaviour of libmicrohttpd folio relies on (serve/library.h),
  * on the library linked, over a real daemon and real sockets, so a library
- * that behaves otherwise fails here rather than in production. */
+ * that behaves otherwise fails here rather than in production. Where the
+ * versions differ, each row says what each does: "old" is 0.9.75's
+ * behaviour, "new" 1.0's (0.9.77 and later). */
 #include "cmocka_prelude.h"
 
 #include <arpa/inet.h>
@@ -19,40 +21,88 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "serve/admission.h"
 #include "serve/library.h"
+
+#define LEN(s) (sizeof(s) - 1) /* string literals may hold NULs */
+
+/* True when the linked library is a new one (1.0's parser and API). */
+static bool new_library(void)
+{
+    const char *v = MHD_get_version();
+    return strncmp(v, "0.9.", 4) != 0 || atoi(v + 4) >= 77;
+}
 
 /* What the daemon's callbacks saw, under a lock (they run on its thread). */
 static struct {
     pthread_mutex_t lock;
-    char messages[4096]; /* every log format, one a line */
-    const char *uri;     /* the last URI-log callback's */
-    size_t sent_length;  /* admission_sent_length of the last request */
-    int closed_write;    /* send() on a socket whose close is notified: its result */
-    bool no_room;        /* a close for want of room for the response's header block was logged */
+    const char *uri;           /* the last URI-log callback's */
+    size_t uri_length;         /* its length then */
+    size_t target_length;      /* library_target_length of the last request */
+    bool block_known;          /* library_header_block gave bounds for it */
+    bool fields_in_block;      /* and every field of it lay within them */
+    bool write_at_close;       /* on_connection writes "X" on a socket whose close is notified */
+    int closed_write;          /* and the send()'s result */
+    bool answer_refused;       /* on_message answers a refused head in the library's stead */
+    bool no_room;              /* LIBRARY_SAID_NO_ROOM was heard */
+    unsigned refused;          /* the status of the last LIBRARY_SAID_REFUSAL */
+    bool answered_instead;     /* a refused head was answered in the library's stead */
+    struct MHD_Connection *conn; /* the last connection started */
 } seen = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void on_message(void *cls, const char *fmt, va_list ap)
 {
     pthread_mutex_lock(&seen.lock);
-    size_t n = strlen(seen.messages);
-    snprintf(seen.messages + n, sizeof(seen.messages) - n, "%s\n", fmt);
-    seen.no_room = seen.no_room || library_close_message_is(fmt, ap, LIBRARY_MSG_NO_ROOM_FOR_HEADER);
+    unsigned status = 0;
+    enum library_said said = library_heard(fmt, ap, &status);
+    seen.no_room = seen.no_room || said == LIBRARY_SAID_NO_ROOM;
+    if (said == LIBRARY_SAID_REFUSAL) {
+        seen.refused = status;
+        /* what connection_answer_refused_head does, on the one connection */
+        if (seen.answer_refused && seen.conn && library_refusing_head(seen.conn)) {
+            int fd = MHD_get_connection_info(seen.conn, MHD_CONNECTION_INFO_CONNECTION_FD)->connect_fd;
+            static const char ours[] = "HTTP/1.1 418 ours\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+            seen.answered_instead = send(fd, ours, LEN(ours), MSG_NOSIGNAL) == (ssize_t)LEN(ours);
+            shutdown(fd, SHUT_WR);
+        }
+    }
     pthread_mutex_unlock(&seen.lock);
 }
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     seen.uri = uri;
+    seen.uri_length = strlen(uri);
     return NULL;
 }
 
+/* One field for in_block: false (stop) at one outside the bounds cls holds. */
+static enum MHD_Result field_in_block(void *cls, enum MHD_ValueKind kind, const char *name, size_t name_len,
+                                      const char *value, size_t value_len)
+{
+    const char **bounds = cls;
+    bool in = name >= bounds[0] && name + name_len <= bounds[1] && (value_len == 0 || value + value_len <= bounds[1]);
+    seen.fields_in_block = seen.fields_in_block && in;
+    return in ? MHD_YES : MHD_NO;
+}
+
+/* Answers "ok" on the second call, as folio does; the first notes what the
+ * library tells of the request line and the header block. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **req)
 {
     if (!*req) {
-        *req = conn; /* the first call: answer on the second (as folio does) */
-        seen.sent_length = admission_sent_length(seen.uri, strlen(seen.uri), version, 8192);
+        *req = conn;
+        seen.target_length = library_target_length(seen.uri, seen.uri_length, version, 8192);
+        const char *bounds[2];
+        seen.block_known = library_header_block(conn, method, version, &bounds[0], &bounds[1]);
+        seen.fields_in_block = seen.block_known;
+        if (seen.block_known) {
+            MHD_get_connection_values_n(conn, MHD_HEADER_KIND, field_in_block, bounds);
+        }
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        *upload_size = 0;
         return MHD_YES;
     }
     static char ok[] = "ok";
@@ -62,24 +112,47 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return q;
 }
 
+/* Answers "ok" on the first call (the connection then ends, body or not). */
+static enum MHD_Result answer_at_once(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                      const char *version, const char *upload, size_t *upload_size, void **req)
+{
+    static char ok[] = "ok";
+    struct MHD_Response *r = MHD_create_response_from_buffer(2, ok, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result q = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return q;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn, void **ctx, enum MHD_ConnectionNotificationCode code)
 {
-    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        seen.conn = conn;
+        return;
+    }
+    seen.conn = NULL;
+    const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (seen.write_at_close) {
         seen.closed_write = fd ? (int)send(fd->connect_fd, "X", 1, MSG_NOSIGNAL | MSG_DONTWAIT) : -2;
     }
 }
 
-/* A daemon like folio's (internal thread, epoll, turbo); its port in *port. */
-static struct MHD_Daemon *start(uint16_t *port)
+/* A daemon like folio's (internal thread, epoll, turbo, the library's
+ * options), handler answering; its port in *port. */
+static struct MHD_Daemon *start_with(MHD_AccessHandlerCallback handler, uint16_t *port)
 {
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-        on_request, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
-        NULL, MHD_OPTION_EXTERNAL_LOGGER, on_message, NULL, MHD_OPTION_END);
+        handler, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        NULL, MHD_OPTION_EXTERNAL_LOGGER, on_message, NULL, MHD_OPTION_ARRAY, library_daemon_options(),
+        MHD_OPTION_END);
     assert_non_null(d);
     *port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
     return d;
+}
+
+static struct MHD_Daemon *start(uint16_t *port)
+{
+    return start_with(on_request, port);
 }
 
 /* A socket connected to port on 127.0.0.1, its reads bounded to 5 s. */
@@ -110,56 +183,164 @@ static size_t exchange(uint16_t port, const char *data, size_t len, char *out, s
     return got;
 }
 
-static void test_the_version_is_checked(void **state)
+/* The status of the first response in out; 0 for none. */
+static unsigned status_in(const char *out)
 {
-    assert_true(library_is_verified("0.9.75"));
-    assert_false(library_is_verified("0.9.76"));
-    assert_false(library_is_verified("1.0.1"));
-    assert_false(library_is_verified(NULL));
-    FILE *sink = fopen("/dev/null", "w");
-    bool linked = library_check(sink);
-    fclose(sink);
-    /* The library linked is the one verified: a new one fails here first. */
-    if (!linked) {
-        fail_msg("libmicrohttpd %s is linked, verified on %s: check every test below, then %s",
-                 MHD_get_version(), LIBRARY_VERIFIED, "LIBRARY_VERIFIED");
-    }
+    unsigned status = 0;
+    sscanf(out, "HTTP/1.1 %u", &status);
+    return status;
 }
 
-/* The refusal message says the status; the Content-Length ones exist. */
-static void test_log_wording(void **state)
+/* The versions verified start silently; another is said in one line that
+ * names it and tells what it means, never sending the user to a test a
+ * release build does not have. */
+static void test_the_version_is_checked(void **state)
+{
+    assert_true(library_verified("0.9.75", NULL));
+    assert_true(library_verified("1.0.1", NULL));
+    assert_false(library_verified(NULL, NULL));
+    char said[512] = "";
+    FILE *err = fmemopen(said, sizeof(said), "w");
+    assert_false(library_verified("1.0.4", err));
+    fclose(err);
+    assert_non_null(strstr(said, "libmicrohttpd 1.0.4"));
+    assert_non_null(strstr(said, "0.9.75 and 1.0.1"));
+    assert_null(strstr(said, "test_library"));
+    assert_int_equal(strchr(said, '\n') - said + 1, (long)strlen(said)); /* one line */
+    /* The library linked is one verified: a new one fails here first. */
+    said[0] = '\0';
+    err = fmemopen(said, sizeof(said), "w");
+    bool linked = library_verified(MHD_get_version(), err);
+    fclose(err);
+    if (!linked) {
+        fail_msg("%s: check every test below, then add it to library.c's verified", said);
+    }
+    assert_string_equal(said, "");
+}
+
+/* The log: a refusal says its status, before the library's answer goes
+ * out, on the connection's thread; a head refused once read whole is the
+ * one library_refusing_head names, and an answer written then in the
+ * library's stead is the one the client gets. */
+static void test_a_refused_head_can_be_answered_in_the_librarys_stead(void **state)
 {
     uint16_t port;
     struct MHD_Daemon *d = start(&port);
     char out[4096];
     static const char bad[] = "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: abc\r\n\r\n";
-    static const char big[] = "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 100000000000000000000000\r\n\r\n";
-    exchange(port, bad, sizeof(bad) - 1, out, sizeof(out));
-    /* libmicrohttpd 0.9.75's doubled answer (issue 19, 7), which folio replaces */
-    assert_non_null(strstr(out, "HTTP/1.1 400"));
-    exchange(port, big, sizeof(big) - 1, out, sizeof(out));
+    seen.answered_instead = false;
+    seen.answer_refused = true;
+    exchange(port, bad, LEN(bad), out, sizeof(out));
+    assert_int_equal(seen.refused, 400);
+    assert_true(seen.answered_instead);
+    assert_string_equal(out, "HTTP/1.1 418 ours\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    /* a refused line is no refused head: the library's own answer goes out */
+    static const char version[] = "GET / HTTP/9.9\r\nHost: h\r\n\r\n";
+    seen.answered_instead = false;
+    exchange(port, version, LEN(version), out, sizeof(out));
+    assert_int_equal(seen.refused, 505);
+    assert_false(seen.answered_instead);
+    assert_int_equal(status_in(out), 505);
+    seen.answer_refused = false;
     MHD_stop_daemon(d);
-    bool malformed = false, too_large = false, refusal = false;
-    for (char *line = strtok(seen.messages, "\n"); line; line = strtok(NULL, "\n")) {
-        malformed = malformed || library_message_is(line, LIBRARY_MSG_LENGTH_MALFORMED);
-        too_large = too_large || library_message_is(line, LIBRARY_MSG_LENGTH_TOO_LARGE);
-        refusal = refusal || library_message_is(line, LIBRARY_MSG_REFUSAL);
-    }
-    assert_true(malformed);
-    assert_true(too_large);
-    assert_true(refusal);
 }
 
-/* The target is parsed in place: a NUL in it is seen past the URI's end. */
-static void test_the_request_line_is_parsed_in_place(void **state)
+/* The request line: on an old library parsed in place (a NUL cuts the
+ * target's string, the version starts one past its true end); a new one
+ * closes on a NUL before any callback. */
+static void test_a_nul_in_the_target(void **state)
 {
     uint16_t port;
     struct MHD_Daemon *d = start(&port);
     char out[4096];
     static const char nul[] = "GET /a\0bc HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
-    exchange(port, nul, sizeof(nul) - 1, out, sizeof(out));
-    assert_int_equal(seen.sent_length, 5); /* "/a\0bc", not "/a" */
+    seen.target_length = 0;
+    size_t got = exchange(port, nul, LEN(nul), out, sizeof(out));
+    size_t cut = seen.target_length;
+    static const char query[] = "GET /a?q HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+    exchange(port, query, LEN(query), out + 1024, sizeof(out) - 1024);
+    assert_int_equal(seen.target_length, 4); /* the query is the target's, whatever the library does to it */
+    seen.target_length = cut;
     MHD_stop_daemon(d);
+    if (new_library()) {
+        assert_int_equal(got, 0);
+        assert_int_equal(seen.target_length, 0); /* the handler never ran */
+    } else {
+        assert_int_equal(status_in(out), 200);
+        assert_int_equal(seen.target_length, 5); /* "/a\0bc", not "/a" */
+    }
+    /* the arithmetic alone, on a line laid out in place */
+    char line[] = "/a\0b\0HTTP/1.1";
+    size_t in_place = new_library() ? 2 : 4;
+    assert_int_equal(library_target_length(line, 2, line + 5, 100), in_place);
+    assert_int_equal(library_target_length(line, 2, line + 5, 3), 2);   /* past the limit */
+    assert_int_equal(library_target_length(line, 2, line, 100), 2);     /* a copy elsewhere */
+    assert_int_equal(library_target_length(line, 2, line + 3, 100), 2); /* exactly its own length */
+}
+
+/* The header block: on an old library the fields lie between the version's
+ * end and the head's end (library_header_block); a new one gives none. */
+static void test_the_header_block(void **state)
+{
+    uint16_t port;
+    struct MHD_Daemon *d = start(&port);
+    char out[4096];
+    static const char head[] = "GET / HTTP/1.1\r\nHost: h\r\nX-A:  a b \r\nX-B:\r\nConnection: close\r\n\r\n";
+    exchange(port, head, LEN(head), out, sizeof(out));
+    MHD_stop_daemon(d);
+    assert_int_equal(status_in(out), 200);
+    assert_int_equal(seen.block_known, !new_library());
+    assert_int_equal(seen.fields_in_block, !new_library());
+}
+
+/* What reaches the handler, request by request: an old library hands folio
+ * these heads to judge; a new one, under library_daemon_options, refuses
+ * many itself. (folio's admission refuses every one that reaches it but
+ * the plain ones.) 0: the handler answered (200); -1: closed unanswered. */
+static void test_what_reaches_the_handler(void **state)
+{
+#define ROW(text, old, new) {text, LEN(text), old, new}
+    static const struct {
+        const char *data;
+        size_t len;
+        int old, new;
+    } rows[] = {
+        ROW("GET /a b HTTP/1.1\r\nHost: h\r\n\r\n", 0, 400),
+        ROW("GET /a\tb HTTP/1.1\r\nHost: h\r\n\r\n", 0, 0),
+        ROW("GET /a  HTTP/1.1\r\nHost: h\r\n\r\n", 0, 400),
+        ROW("GET /a HTTP/1.1\nHost: h\n\n", 0, 400),           /* bare LF line ends */
+        ROW("\r\n\r\nGET /a HTTP/1.1\r\nHost: h\r\n\r\n", 0, -1), /* two empty lines first */
+        ROW("\0\0\r\nGET /a HTTP/1.1\r\nHost: h\r\n\r\n", 0, -1),  /* a line of NULs: skipped, or closed */
+        ROW("GET /a HTTP/1.1\r\nHost: h\r\nX-A: a\rb\r\n\r\n", 0, 400),
+        ROW("GET /a HTTP/1.1\r\nHost: h\r\nX-A: a\0b\r\n\r\n", 0, 400),
+        ROW("GET /a HTTP/1.1\r\nHost: h\r\n:foo: 1\r\n\r\n", 0, 400),
+        ROW("GET /a HTTP/1.1\r\nHost: h\r\na b: 1\r\n\r\n", 0, 400),
+        ROW("GET /a HTTP/1.1\r\nHost: h\r\nX-A: a\r\n b\r\n\r\n", 0, 400), /* a folded line */
+        ROW("GET /a HTTP/1.1\r\nHost: h\r\nnocolon\r\n\r\n", 400, 400),
+        ROW("GET /a HTTP/1.1\r\n\r\n", 0, 400),                    /* no Host */
+        ROW("GET /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", 0, 400),
+        ROW("GET /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+            0, 400),
+        ROW("GET /a HTTP/1.1\r\nHost: h\r\nContent-Length: abc\r\n\r\n", 400, 400),
+        /* a second length is read by neither (1.0.4 refuses it): folio's to refuse */
+        ROW("GET /a HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\nhello", 0, 0),
+        ROW("GET /a HTTP/9.9\r\nHost: h\r\n\r\n", 505, 505),
+    };
+#undef ROW
+    uint16_t port;
+    struct MHD_Daemon *d = start_with(answer_at_once, &port);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char out[4096];
+        size_t got = exchange(port, rows[i].data, rows[i].len, out, sizeof(out));
+        int want = new_library() ? rows[i].new : rows[i].old;
+        int status = got == 0 ? -1 : (int)status_in(out);
+        if (status != (want == 0 ? 200 : want)) {
+            print_message("row %zu: %d, not %d\n", i, status, want);
+        }
+        assert_int_equal(status, want == 0 ? 200 : want);
+    }
+    MHD_stop_daemon(d);
+    assert_int_equal(library_skips_nul_lines(), !new_library());
 }
 
 /* A line it cannot parse is dropped with its socket still writable. */
@@ -169,7 +350,9 @@ static void test_a_dropped_line_leaves_the_socket_writable(void **state)
     struct MHD_Daemon *d = start(&port);
     char out[64];
     seen.closed_write = 0;
+    seen.write_at_close = true;
     assert_int_equal(exchange(port, "GARBAGE\r\n", 9, out, sizeof(out)), 1);
+    seen.write_at_close = false;
     assert_string_equal(out, "X");
     assert_int_equal(seen.closed_write, 1);
     MHD_stop_daemon(d);
@@ -187,6 +370,54 @@ static void test_every_connection_line_counts(void **state)
     MHD_stop_daemon(d);
     assert_non_null(strstr(out, "HTTP/1.1 200"));
     assert_null(strstr(strstr(out, "HTTP/1.1 200") + 1, "HTTP/1.1 200")); /* one answer, then the close */
+}
+
+/* A response queued on the handler's first call ends the connection: the
+ * request pipelined after it gets nothing (http.c answers on the second). */
+static void test_an_answer_on_the_first_call_ends_the_connection(void **state)
+{
+    uint16_t port;
+    struct MHD_Daemon *d = start_with(answer_at_once, &port);
+    char out[4096];
+    static const char two[] = "GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n";
+    exchange(port, two, LEN(two), out, sizeof(out));
+    MHD_stop_daemon(d);
+    assert_int_equal(status_in(out), 200);
+    assert_null(strstr(strstr(out, "HTTP/1.1 200") + 1, "HTTP/1.1"));
+}
+
+/* library_not_modified: a 304 the client reads the next response after,
+ * with the representation's Content-Length on an old library, none on a new
+ * one (as nginx). */
+static enum MHD_Result answer_not_modified(void *cls, struct MHD_Connection *conn, const char *url,
+                                           const char *method, const char *version, const char *upload,
+                                           size_t *upload_size, void **req)
+{
+    if (!*req) {
+        *req = conn;
+        return MHD_YES;
+    }
+    struct MHD_Response *r = library_not_modified(1234);
+    enum MHD_Result q = MHD_queue_response(conn, 304, r);
+    MHD_destroy_response(r);
+    return q;
+}
+
+static void test_a_304_and_the_next_response(void **state)
+{
+    uint16_t port;
+    struct MHD_Daemon *d = start_with(answer_not_modified, &port);
+    char out[4096];
+    static const char two[] = "GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+    exchange(port, two, LEN(two), out, sizeof(out));
+    MHD_stop_daemon(d);
+    const char *second = strstr(out + 1, "HTTP/1.1 304");
+    assert_non_null(second); /* kept alive: the second answer came after the first */
+    char first[2048];
+    snprintf(first, sizeof(first), "%.*s", (int)(second - out), out);
+    assert_int_equal(strstr(first, "Content-Length: 1234\r\n") != NULL, library_not_modified_has_length());
+    assert_null(strstr(first, "Content-Length: 0"));
+    assert_int_equal(library_not_modified_has_length(), !new_library());
 }
 
 /* ---- the response mutex: one fd-backed response shared by two threads ---- */
@@ -390,7 +621,7 @@ static unsigned status_for_head(size_t pool, size_t head_bytes)
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_USE_ERROR_LOG, 0, NULL, NULL,
         on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_message, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_ARRAY, library_daemon_options(), MHD_OPTION_END);
     assert_non_null(d);
     uint16_t port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
     char *req = head_of(head_bytes);
@@ -449,14 +680,15 @@ const char *__asan_default_options(void)
 static struct {
     pthread_mutex_t lock;
     int started;          /* connections notified started */
-    bool no_pool_off_thread; /* LIBRARY_MSG_NO_POOL logged, not on the adding thread */
+    bool no_pool_off_thread; /* LIBRARY_SAID_NO_POOL logged, not on the adding thread */
     pthread_t adder;
 } unstarted = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void unstarted_message(void *cls, const char *fmt, va_list ap)
 {
     pthread_mutex_lock(&unstarted.lock);
-    if (library_message_is(fmt, LIBRARY_MSG_NO_POOL) && !pthread_equal(pthread_self(), unstarted.adder)) {
+    unsigned status;
+    if (library_heard(fmt, ap, &status) == LIBRARY_SAID_NO_POOL && !pthread_equal(pthread_self(), unstarted.adder)) {
         unstarted.no_pool_off_thread = true;
     }
     pthread_mutex_unlock(&unstarted.lock);
@@ -471,7 +703,7 @@ static void unstarted_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 
 /* MHD_add_connection queues a socket for the worker, which allocates its
  * pool when it takes it: when that fails, 0.9.75 closes the socket with no
- * notification, LIBRARY_MSG_NO_POOL logged on the worker's thread. folio's
+ * notification, LIBRARY_SAID_NO_POOL logged on the worker's thread. folio's
  * acceptor counts the slot back on that message (acceptor_lost); a library
  * that notified these, or said nothing, fails here. (A pool of 512 GiB:
  * mmap refuses it, then malloc.) */
@@ -507,10 +739,14 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_version_is_checked),
-        cmocka_unit_test(test_log_wording),
-        cmocka_unit_test(test_the_request_line_is_parsed_in_place),
+        cmocka_unit_test(test_a_refused_head_can_be_answered_in_the_librarys_stead),
+        cmocka_unit_test(test_a_nul_in_the_target),
+        cmocka_unit_test(test_the_header_block),
+        cmocka_unit_test(test_what_reaches_the_handler),
         cmocka_unit_test(test_a_dropped_line_leaves_the_socket_writable),
         cmocka_unit_test(test_every_connection_line_counts),
+        cmocka_unit_test(test_an_answer_on_the_first_call_ends_the_connection),
+        cmocka_unit_test(test_a_304_and_the_next_response),
         cmocka_unit_test(test_a_shared_file_response_is_sent_one_thread_at_a_time),
         cmocka_unit_test(test_a_head_of_about_half_the_pool_is_taken),
         cmocka_unit_test(test_a_head_leaving_no_room_for_the_answer_is_closed_with_a_reason),

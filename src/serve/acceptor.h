@@ -1,13 +1,14 @@
 #pragma once
 /* folio's own accept loop, in front of libmicrohttpd's worker pool.
  *
- * libmicrohttpd 0.9.75 lets every worker of its pool accept from the one
+ * libmicrohttpd lets every worker of its pool accept from the one
  * listening socket, up to ten connections a turn, so a burst of connections
  * (a load balancer filling its pool, nginx's upstream keepalive, wrk -c32)
  * lands on whichever worker woke first, and stays there for as long as each
  * is kept alive: 32 at once gave one of two workers 93 % of the CPU. Here one
  * thread accepts and hands each socket to MHD_add_connection, which gives it
- * to a worker with room, chosen by the descriptor's number, so in turn. The
+ * to a worker with room, chosen by the descriptor's number, so in turn
+ * (library.h). The
  * daemon runs with MHD_USE_NO_LISTEN_SOCKET; its accept policy and
  * per-address limit apply to added sockets as to its own. The connection
  * limit is kept here, as a count of the sockets handed over and not yet

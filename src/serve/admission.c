@@ -3,20 +3,10 @@
 #include <string.h>
 #include <strings.h>
 
-/* See admission.h. */
-size_t admission_sent_length(const char *uri, size_t copied, const char *version, size_t limit)
-{
-    uintptr_t u = (uintptr_t)uri, v = (uintptr_t)version;
-    if (v > u && v - u - 1 >= copied && v - u - 1 <= limit) {
-        return v - u - 1;
-    }
-    return copied;
-}
-
-/* True when [from, to) holds only what libmicrohttpd leaves between the
- * parts of a header block: whitespace around values, and at most ends line
- * ends or colons (which it overwrites with NULs: one for ':' or a bare LF,
- * two for CRLF). */
+/* True when [from, to) holds only what the library leaves between the
+ * parts of a header block (library_header_block): whitespace around values,
+ * and at most ends line ends or colons (which it overwrites with NULs: one
+ * for ':' or a bare LF, two for CRLF). */
 static bool only_separators(const char *from, const char *to, unsigned ends)
 {
     unsigned seen = 0;
@@ -54,8 +44,9 @@ void admission_start(struct admission *a, const char *from, const char *to)
 }
 
 /* One Transfer-Encoding line (the list may go on over more lines).
- * libmicrohttpd 0.9.75 frames a body as chunked only on the value
- * "chunked" alone, so that is the one chunked line; chunked twice is a 400
+ * libmicrohttpd frames a body as chunked only on the value "chunked" alone
+ * (as it reports the value: with the whitespace after it on some versions,
+ * library.h), so that is the one chunked line; chunked twice is a 400
  * (RFC 9112 6.1). Any other value is a list it does not frame: a 400 when
  * chunked is in it before another coding (6.3: the length cannot be told),
  * else a 501 for the coding folio does not know (chunked with a space or an
@@ -141,7 +132,8 @@ static unsigned check_line(const struct admission_head *h, enum request_method m
 unsigned admission_finish(const struct admission *a, const struct admission_head *h,
                           struct request_target *t)
 {
-    enum request_method m = request_method_classify(h->method, strlen(h->method));
+    bool said = h->method != NULL;
+    enum request_method m = said ? request_method_classify(h->method, strlen(h->method)) : REQUEST_METHOD_GET;
     unsigned line = check_line(h, m, t);
     if (line) {
         return line;
@@ -149,7 +141,7 @@ unsigned admission_finish(const struct admission *a, const struct admission_head
     if (a->refused || (a->cursor && !only_separators(a->cursor, a->end, 4))) {
         return 400; /* the last line end and the blank line are all that may follow */
     }
-    bool http11 = strcmp(h->version, "HTTP/1.1") == 0;
+    bool http11 = !h->version || strcmp(h->version, "HTTP/1.1") == 0;
     if (a->hosts > 1 || (http11 && a->hosts == 0) ||
         (a->hosts == 1 && t->form != REQUEST_FORM_ABSOLUTE && !request_host_valid(a->host, a->host_len))) {
         return 400; /* RFC 9112 3.2: MUST; an absolute form's Host is ignored (3.2.2) */
@@ -163,7 +155,7 @@ unsigned admission_finish(const struct admission *a, const struct admission_head
     if (m == REQUEST_METHOD_UNKNOWN || m == REQUEST_METHOD_CONNECT) {
         return 501; /* RFC 9110 9.1; folio is no proxy, so no tunnel either */
     }
-    if ((m == REQUEST_METHOD_GET || m == REQUEST_METHOD_HEAD) && a->length > ADMISSION_BODY_MAX) {
+    if (said && (m == REQUEST_METHOD_GET || m == REQUEST_METHOD_HEAD) && a->length > ADMISSION_BODY_MAX) {
         return 413;
     }
     return 0;

@@ -5,13 +5,13 @@
  * token field names, one valid Host (none for HTTP/1.0 is fine), one framing
  * (never Content-Length with Transfer-Encoding: a smuggling attempt), no
  * transfer coding we do not know, no body worth refusing, and every byte of
- * the header block accounted for by a field (libmicrohttpd 0.9.75 cuts names
- * and values at a NUL and ends the block early at a line starting with ':',
- * so a byte no field covers is either). The answer is the status to refuse
- * with, or 0.
+ * the header block accounted for by a field, where the library says where
+ * the block is (library_header_block: a parser that cuts names and values
+ * at a NUL and ends the block early at a line starting with ':' leaves such
+ * bytes). The answer is the status to refuse with, or 0.
  *
  * Pure: plain bytes in, a verdict out; the libmicrohttpd side (where the
- * bytes are, the field iteration) is http.c's. Fuzzed by
+ * bytes are, the field iteration) is exchange.c's. Fuzzed by
  * tests/fuzz/fuzz_admission.c. No I/O, no allocation, thread-safe.
  */
 #ifndef FOLIO_ADMISSION_H
@@ -29,10 +29,10 @@
 
 /* A request's line, as the HTTP library hands it over. */
 struct admission_head {
-    const char *method;  /* a C string */
-    const char *version; /* a C string, "HTTP/1.1" or "HTTP/1.0" */
+    const char *method;  /* a C string; NULL when the library did not say it (see admission_finish) */
+    const char *version; /* a C string, "HTTP/1.1" or "HTTP/1.0"; NULL: not said, taken as HTTP/1.1 */
     const char *target;  /* target_len bytes as sent */
-    size_t target_len;   /* the target's length as sent (admission_sent_length) */
+    size_t target_len;   /* the target's length as sent (library_target_length) */
     size_t copied_len;   /* strlen(target): shorter when a NUL cut it */
 };
 
@@ -48,14 +48,6 @@ struct admission {
     const char *cursor, *end; /* the header block not yet accounted for; NULL: unknown */
 };
 
-/* The length of the target as the client sent it, from where the library
- * put it (uri, copied bytes long as a C string) and where the version
- * starts. libmicrohttpd 0.9.75 parses the request line in place and ends
- * the target with the NUL it writes over the space before the version, so
- * the version starts one byte after the target's true end; anything else
- * (a library that copies, a distance past limit) gives copied. */
-size_t admission_sent_length(const char *uri, size_t copied, const char *version, size_t limit);
-
 /* Starts a scan. The header block is [from, to): from the end of the
  * request line's version to the end of the head; NULL or to <= from when
  * its bounds are not known (nothing is then accounted for). */
@@ -70,7 +62,10 @@ bool admission_field(struct admission *a, const char *name, size_t name_len, con
 /* The verdict on head with the fields scanned into a: the status to refuse
  * the request with (400, 413, 501), or 0 with *t the parsed target (an
  * absolute form's path replaces it as the origin form, "/" when empty
- * (see admission_origin_form); its authority replaces Host). */
+ * (see admission_origin_form); its authority replaces Host). With no
+ * method (a head the library refused before saying it), the checks of the
+ * method itself and of a body on GET are left out and the target is held
+ * to the forms GET may use. */
 unsigned admission_finish(const struct admission *a, const struct admission_head *head,
                           struct request_target *t);
 

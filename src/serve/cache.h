@@ -68,7 +68,7 @@ uint64_t cache_generation(struct cache *c);
  * per request): up to 16 KiB in the heap, sent with its headers in one write;
  * above, up to 128 KiB, in a memfd sent by sendfile (the 100 KB gzip page:
  * 53 against 73 us, the copy into the socket is gone); above that in the heap
- * again, as libmicrohttpd 0.9.75 sendfiles 128 KiB a round, a poll and a
+ * again, as libmicrohttpd sendfiles 128 KiB a round, a poll and a
  * cork toggle each (the 190 KB br and zstd fragment: 62 and 69 us by
  * sendfile against 50 from memory, same run; the 600 KB gzip one: 118
  * against 101); and past an eighth of the budget in a memfd whatever its

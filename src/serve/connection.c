@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -21,7 +20,6 @@
 #include "log.h"
 #include "precondition.h"
 #include "progress.h"
-#include "request.h"
 #include "response.h"
 
 /* How early before the idle timeout a close is still taken for it
@@ -32,49 +30,10 @@
  * before the close: enough for a pipelined request or two. */
 #define DRAIN_MAX (64u << 10)
 
-/* The refusals of this thread not yet taken, oldest first (the oldest is
- * dropped when a flood overfills it), and how many were ever noted. */
-enum { REFUSALS_KEPT = 32 };
-static _Thread_local struct {
-    unsigned status[REFUSALS_KEPT];
-    size_t count;
-    uint64_t noted;
-} refusals;
-
-/* The open connections of this thread, newest first, and how many. */
+/* The open connections of this thread, newest first. */
 static _Thread_local struct connection *open_here;
 /* The one this thread last queued a response on (connection_refuse_no_room). */
 static _Thread_local struct connection *queued_here;
-
-/* Removes refusal i of this thread's list. */
-static unsigned refusal_remove(size_t i)
-{
-    unsigned status = refusals.status[i];
-    memmove(&refusals.status[i], &refusals.status[i + 1], (refusals.count - i - 1) * sizeof(unsigned));
-    refusals.count--;
-    return status;
-}
-
-/* See connection.h. */
-void connection_note_refusal(unsigned status)
-{
-    if (refusals.count == REFUSALS_KEPT) {
-        refusal_remove(0);
-    }
-    refusals.status[refusals.count++] = status;
-    refusals.noted++;
-}
-
-/* See connection.h. */
-void connection_take_request_refusal(unsigned status)
-{
-    for (size_t i = refusals.count; i-- > 0;) {
-        if (refusals.status[i] == status) {
-            refusal_remove(i);
-            return;
-        }
-    }
-}
 
 /* True when any byte was ever written to the TCP socket fd (acknowledged,
  * or still in its send queue); true when that cannot be told. */
@@ -94,11 +53,11 @@ static bool ever_written(int fd)
 /* See connection.h: a syscall only when a refusal came during the wait. */
 unsigned connection_take_line_refusal(const struct connection *c)
 {
-    if (!c || c->waiting_since_ms < 0 || c->refusals_at_wait == refusals.noted || refusals.count == 0 ||
+    if (!c || c->waiting_since_ms < 0 || c->refusals_at_wait == library_refusals_noted() ||
         (!c->used && !ever_written(c->fd))) {
         return 0;
     }
-    return refusal_remove(0);
+    return library_take_refusal_since(c->refusals_at_wait);
 }
 
 /* See connection.h: a record waiting for the first request line. */
@@ -109,7 +68,7 @@ struct connection *connection_open(struct deadline_watch *w, int fd, int64_t hea
         return NULL;
     }
     *c = (struct connection){.deadline = deadline_add(w, fd, header_deadline_ms), .watch = w, .fd = fd,
-                             .waiting_since_ms = clock_now_ms(), .refusals_at_wait = refusals.noted,
+                             .waiting_since_ms = clock_now_ms(), .refusals_at_wait = library_refusals_noted(),
                              .next = open_here};
     c->head_since_ms = c->waiting_since_ms;
     if (open_here) {
@@ -158,12 +117,13 @@ bool connection_make_room(const struct connection *c, bool at_cap)
 }
 
 /* See connection.h: none awaited while a request is on. */
-void connection_request_started(struct connection *c)
+void connection_request_started(struct connection *c, void *request)
 {
     if (c) {
         c->waiting_since_ms = -1;
         c->used = true;
         c->head_pending = true;
+        c->request = request;
     }
     if (queued_here != c) {
         queued_here = NULL; /* another request's turn: that response's header is long built */
@@ -192,8 +152,9 @@ void connection_request_done(struct connection *c, bool kept_alive)
     if (c) {
         c->waiting_since_ms = kept_alive ? clock_now_ms() : -1;
         c->head_since_ms = c->waiting_since_ms;
-        c->refusals_at_wait = refusals.noted;
+        c->refusals_at_wait = library_refusals_noted();
         c->head_pending = false;
+        c->request = NULL;
         c->evicted = false;
         c->answered = 0;
         c->answered_bytes = 0;
@@ -220,8 +181,8 @@ enum connection_peer connection_peer_state(int fd)
     return CONNECTION_PEER_GONE;
 }
 
-/* See connection.h. libmicrohttpd 0.9.75 closes a connection that waits for
- * a request line for these reasons only: the peer's FIN or reset (the peek
+/* See connection.h. libmicrohttpd closes a connection that waits for a
+ * request line for these reasons only: the peer's FIN or reset (the peek
  * says GONE), the idle timeout (it fires only once the line has been awaited
  * that long: no byte came since, or the line would have been read), our
  * deadline watcher (it says so), daemon shutdown (it shuts every socket
@@ -233,7 +194,7 @@ bool connection_dropped_line(const struct connection *c, int64_t now_ms, unsigne
                              enum connection_peer peer, bool deadline_expired)
 {
     if (!c || c->waiting_since_ms < 0 || peer != CONNECTION_PEER_OPEN || deadline_expired ||
-        c->refusals_at_wait != refusals.noted) {
+        c->refusals_at_wait != library_refusals_noted()) {
         return false;
     }
     /* libmicrohttpd's idle clock starts when its send completes, a moment
@@ -281,6 +242,7 @@ void connection_daemon_init(struct connection_daemon *d, struct deadline_watch *
     d->header_timeout = boot->header_timeout;
     d->timeout = boot->timeout;
     d->acceptor = NULL; /* http.c's, once it listens */
+    d->refused_head = NULL;
     d->start_error[0] = '\0';
     pthread_mutex_init(&d->start_lock, NULL);
     d->starting = true;
@@ -353,40 +315,6 @@ void connection_expect_headers(const struct connection_daemon *d, struct MHD_Con
     connection_set_deadline(conn, clock_now_ms() + (int64_t)d->header_timeout * 1000);
 }
 
-/* One request field for asks_close: MHD_NO (stop) at a Connection field
- * that lists "close", setting *cls. */
-static enum MHD_Result find_close(void *cls, enum MHD_ValueKind kind, const char *name, size_t name_len,
-                                  const char *value, size_t value_len)
-{
-    (void)kind; (void)value_len; /* libmicrohttpd's signature */
-    bool *close = cls;
-    if (name_len == sizeof(MHD_HTTP_HEADER_CONNECTION) - 1 && strcasecmp(name, MHD_HTTP_HEADER_CONNECTION) == 0 &&
-        request_lists_token(value, "close")) {
-        *close = true;
-        return MHD_NO;
-    }
-    return MHD_YES;
-}
-
-/* True when any Connection field of the request lists "close": libmicrohttpd
- * 0.9.75's keepalive_possible reads every one (MHD_lookup_header_token_ci
- * walks the whole list), not the first, and RFC 9110 5.3 makes repeated
- * lines one comma-separated list. */
-static bool asks_close(struct MHD_Connection *conn)
-{
-    bool close = false;
-    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, find_close, &close);
-    return close;
-}
-
-/* See connection.h. */
-bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool last_on_connection,
-                           const char *protocol, enum MHD_RequestTerminationCode why)
-{
-    return why == MHD_REQUEST_TERMINATED_COMPLETED_OK && status && !last_on_connection &&
-           strcmp(protocol, MHD_HTTP_VERSION_1_1) == 0 && !asks_close(conn);
-}
-
 /* Answers status on c's socket for a request libmicrohttpd dropped or would
  * answer wrongly, as respond_error would have, and shuts its write side so
  * libmicrohttpd's own bytes go nowhere and it closes; notes on c what went
@@ -408,16 +336,14 @@ static void answer_instead(struct connection *c, unsigned status)
 }
 
 /* See connection.h. */
-bool connection_refuse_unread_length(void)
+bool connection_answer_refused_head(const struct connection_daemon *d, unsigned status)
 {
     for (struct connection *c = open_here; c; c = c->next) {
-        if (!c->head_pending || c->answered || !c->conn ||
-            !MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) ||
-            MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_HTTP_STATUS)) {
-            continue;
+        if (c->head_pending && !c->answered && c->conn && library_refusing_head(c->conn)) {
+            unsigned ours = d->refused_head ? d->refused_head(c->conn, c->request, status) : 0;
+            answer_instead(c, ours ? ours : status);
+            return true;
         }
-        answer_instead(c, 400);
-        return true;
     }
     return false;
 }
@@ -480,7 +406,9 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
         if (*socket_context) {
             ((struct connection *)*socket_context)->conn = conn;
             connection_make_room(*socket_context, acceptor_at_cap(d->acceptor));
-            connection_refuse_nul_line(*socket_context);
+            if (library_skips_nul_lines()) {
+                connection_refuse_nul_line(*socket_context);
+            }
         }
         return;
     }
@@ -515,21 +443,21 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
 /* See connection.h. */
 void connection_on_mhd_message(void *cls, const char *fmt, va_list ap)
 {
-    /* MHD's refusals are worth an access-log line (see connection_note_refusal). */
-    /* parse_connection_headers' two come just before it queues its doubled answer. */
-    if (library_message_is(fmt, LIBRARY_MSG_LENGTH_MALFORMED) || library_message_is(fmt, LIBRARY_MSG_LENGTH_TOO_LARGE)) {
-        connection_refuse_unread_length();
-    } else if (library_close_message_is(fmt, ap, LIBRARY_MSG_NO_ROOM_FOR_HEADER)) {
-        connection_refuse_no_room();
-    } else if (library_message_is(fmt, LIBRARY_MSG_REFUSAL)) {
-        va_list copy;
-        va_copy(copy, ap);
-        connection_note_refusal(va_arg(copy, unsigned));
-        va_end(copy);
-    }
     struct connection_daemon *d = cls;
-    if (library_message_is(fmt, LIBRARY_MSG_NO_POOL)) {
+    unsigned status = 0;
+    switch (library_heard(fmt, ap, &status)) {
+    case LIBRARY_SAID_REFUSAL: /* worth an access-log line; some are ours to answer */
+        library_note_refusal(status);
+        connection_answer_refused_head(d, status);
+        break;
+    case LIBRARY_SAID_NO_ROOM:
+        connection_refuse_no_room();
+        break;
+    case LIBRARY_SAID_NO_POOL:
         acceptor_lost(d->acceptor, "no memory for its buffers");
+        break;
+    case LIBRARY_SAID_OTHER:
+        break;
     }
     pthread_mutex_lock(&d->start_lock);
     if (d->starting) {

@@ -1,21 +1,24 @@
 /* connection: what folio keeps of each client connection libmicrohttpd holds.
  *
  * Per connection: its deadline entry (deadline.h) and whether it is waiting
- * for a request line; per worker thread: the requests libmicrohttpd refused
- * itself (see connection_note_refusal), for the access log. The wait is
- * for a request line libmicrohttpd 0.9.75 cannot read: one without a space
- * (`GARBAGE`) or starting with one (`   `). It drops such a connection in
- * parse_initial_message_line before any callback and without a response,
+ * for a request line; per worker thread, its open connections. The wait is
+ * for a request line libmicrohttpd cannot read: one without a space
+ * (`GARBAGE`) or starting with one (`   `), or on 1.0 one with a NUL. It
+ * drops such a connection before any callback and without a response,
  * where RFC 9112 section 3 and nginx answer 400. folio runs the daemon with
- * MHD_USE_TURBO, which on a plain socket does two things in 0.9.75: a new
+ * MHD_USE_TURBO, which on a plain socket does two things: a new
  * connection's first read is tried at once rather than after epoll reports
  * it, and libmicrohttpd no longer shuts the write side before telling us of
- * the close. So at the close folio can still answer that 400 itself, and
- * then shuts the write side as libmicrohttpd would have (connection_close),
- * for every connection, so the close is the same as without the flag.
+ * the close (library.h). So at the close folio can still answer that 400
+ * itself, and then shuts the write side as libmicrohttpd would have
+ * (connection_close), for every connection, so the close is the same as
+ * without the flag.
  *
  * The close notification does not say why; connection_dropped_line tells the
- * one case from every other by what is known for certain (see there).
+ * one case from every other by what is known for certain (see there). The
+ * requests libmicrohttpd answers itself are known from its log, per thread
+ * (library.h), and some are answered by folio in its stead
+ * (connection_answer_refused_head, connection_refuse_no_room).
  */
 #ifndef FOLIO_CONNECTION_H
 #define FOLIO_CONNECTION_H
@@ -37,9 +40,10 @@ struct connection {
     struct deadline_entry *deadline; /* owned; NULL when out of memory */
     int fd;                          /* libmicrohttpd's socket, closed by it after connection_close */
     int64_t waiting_since_ms;        /* CLOCK_MONOTONIC ms since when a request line is awaited; -1: none is */
-    uint64_t refusals_at_wait;       /* this thread's refusal count when the wait began */
+    uint64_t refusals_at_wait;       /* library_refusals_noted() when the wait began */
     bool used;                       /* a request line was read on it */
     bool head_pending;               /* a request line was read, our handler not yet called */
+    void *request;                   /* its record (http.c's exchange) from then to its end; else NULL */
     int64_t head_since_ms;           /* CLOCK_MONOTONIC ms since when a request head is arriving; -1: none is */
     bool evicted;                    /* connection_make_room closed it, for a newer one */
     unsigned answered;               /* the status folio wrote on the socket itself; 0: none */
@@ -65,53 +69,48 @@ enum connection_peer {
  * accepted it). NULL when out of memory. */
 struct connection *connection_open(struct deadline_watch *w, int fd, int64_t header_deadline_ms);
 
-/* libmicrohttpd answered a request itself with status (414, 431, 505...) on
- * this thread: its log message says so, not for which connection. Every
- * callback of a connection runs on its worker's thread, so a thread keeps
- * its refusals (the last few) until the request or the connection they
- * were for takes them; a connection whose wait saw none was not refused. */
-void connection_note_refusal(unsigned status);
-
-/* The request just completed got libmicrohttpd's own answer status (431, a
- * malformed header): takes that refusal, the latest with that status. */
-void connection_take_request_refusal(unsigned status);
-
 /* The status libmicrohttpd answered c's awaited request line with itself
- * (414, 505), taken from this thread's refusals; 0 when it did not answer.
- * Exact for a connection's first line (was anything ever written to it?);
- * for a later one, a refusal during its wait is taken to be its own. */
+ * (414, 505), taken from this thread's refusals (library.h); 0 when it did
+ * not answer. Exact for a connection's first line (was anything ever
+ * written to it?); for a later one, a refusal during its wait is taken to
+ * be its own. */
 unsigned connection_take_line_refusal(const struct connection *c);
 
-/* A request line was read: none is awaited until the request is done. Accepts NULL. */
-void connection_request_started(struct connection *c);
+/* A request line was read, its record request (kept on c until the request
+ * is done): none is awaited until then. Accepts a NULL c. */
+void connection_request_started(struct connection *c, void *request);
 
 /* Our handler was called for the request: its head is libmicrohttpd's no
- * longer (see connection_refuse_unread_length). Accepts NULL. */
+ * longer (see connection_answer_refused_head). Accepts NULL. */
 void connection_head_checked(struct connection *c);
 
-/* libmicrohttpd 0.9.75 is refusing, on this thread, a Content-Length it
- * cannot read (not digits, a list, past 2^64): its parse_connection_headers
- * queues a 400 (413 past 2^64) and then overwrites the state that queueing
- * set, so its state machine builds the header block a second time and sends
- * both before the body. folio answers one 400 on the socket itself and
- * shuts its write side, so libmicrohttpd's own bytes go nowhere and it
- * closes. The connection is the one of this thread whose head is complete
- * (libmicrohttpd reports a header size), still unchecked by our handler and
- * with no response queued: the head is parsed and the handler called in one
- * pass, so there is only ever one. False when none is found. */
-bool connection_refuse_unread_length(void);
+struct connection_daemon;
+
+/* libmicrohttpd is refusing a request itself, on this thread, with status
+ * (library.h: LIBRARY_SAID_REFUSAL). When it is refusing a head it read
+ * whole (a Content-Length it cannot read, a transfer coding it does not
+ * know, no Host; library_refusing_head tells which connection), folio
+ * answers on the socket itself with its own verdict on that head
+ * (d->refused_head; status when it has none) and shuts the write side, so
+ * the library's own bytes go nowhere and it closes: the client gets the
+ * status and page folio's handler would have given, on every version, and
+ * the doubled answer one version gives a bad Content-Length (library.h)
+ * never leaves. False when no connection of the thread is that one
+ * (a request line, or a field line on the way, is being refused: the
+ * library's answer goes out). */
+bool connection_answer_refused_head(const struct connection_daemon *d, unsigned status);
 
 /* A response is being queued on conn, on this thread (connection_refuse_no_room). */
 void connection_note_queued(struct MHD_Connection *conn);
 
-/* libmicrohttpd 0.9.75 is closing, on this thread, a connection whose
+/* libmicrohttpd is closing, on this thread, a connection whose
  * request head left its pool no room for the response's header block: a
  * head a little under the one it refuses with 431 gets no answer at all.
  * folio answers that 431 on the socket itself and shuts its write side.
  * The connection is the one this thread last queued a response on (the
  * library builds the header block in the same pass, right after the
- * handler returns) if none of that response has gone out. False when there
- * is none. */
+ * handler returns; library.h) if none of that response has gone out.
+ * False when there is none. */
 bool connection_refuse_no_room(void);
 
 /* The daemon holds its limit (at_cap: acceptor_at_cap), c the newest: when
@@ -125,9 +124,10 @@ bool connection_refuse_no_room(void);
 bool connection_make_room(const struct connection *c, bool at_cap);
 
 /* True when the n bytes a new connection sent first start a request line
- * with a NUL (after the empty lines RFC 9112 2.2 lets a server skip):
- * libmicrohttpd 0.9.75 takes a line whose first byte is NUL for an empty
- * one and skips it without a word, where nginx answers 400 at once. */
+ * with a NUL (after the empty lines RFC 9112 2.2 lets a server skip): where
+ * libmicrohttpd takes a line whose first byte is NUL for an empty one and
+ * skips it without a word (library_skips_nul_lines), nginx answers 400 at
+ * once. */
 bool connection_line_starts_nul(const char *bytes, size_t n);
 
 /* On a connection just accepted: when what already arrived on c's socket
@@ -137,7 +137,7 @@ bool connection_line_starts_nul(const char *bytes, size_t n);
  * alone: that line is then ended by the header deadline. True when answered. */
 bool connection_refuse_nul_line(struct connection *c);
 
-/* The status folio answered c with itself (connection_refuse_unread_length),
+/* The status folio answered c with itself (connection_answer_refused_head),
  * its body length in *bytes; 0 when it did not. Accepts NULL. */
 unsigned connection_answered(const struct connection *c, uint64_t *bytes);
 
@@ -157,7 +157,8 @@ enum connection_peer connection_peer_state(int fd);
  * line it could not read: a line was awaited, the peer is still there, the
  * idle timeout (idle_timeout_s, 0 for none) cannot have fired yet, our
  * deadline did not end it, and no refusal was noted on this thread during
- * the wait (it might have been this connection's, already answered). */
+ * the wait (library.h: it might have been this connection's, already
+ * answered). */
 bool connection_dropped_line(const struct connection *c, int64_t now_ms, unsigned idle_timeout_s,
                              enum connection_peer peer, bool deadline_expired);
 
@@ -177,6 +178,10 @@ void connection_close(struct deadline_watch *w, struct connection *c);
  * MHD_OPTION_NOTIFY_CONNECTION and MHD_OPTION_EXTERNAL_LOGGER. */
 struct connection_daemon {
     struct deadline_watch *deadlines; /* slow clients: see deadline.h */
+    /* folio's verdict on the head of request (connection_request_started's)
+     * on conn, which the library refuses with status: the status to answer
+     * instead, or 0 for the library's own; set before the daemon starts */
+    unsigned (*refused_head)(struct MHD_Connection *conn, void *request, unsigned status);
     struct settings *settings;        /* quiet and the log's: the snapshot current when a line is written */
     unsigned header_timeout, timeout; /* s: start-up settings, fixed for the daemon's life */
     struct acceptor *acceptor;        /* holds the connection limit (acceptor.h); set before the daemon starts */
@@ -219,15 +224,6 @@ void connection_set_deadline(struct MHD_Connection *conn, int64_t deadline_ms);
  * client_header_timeout), whatever the idle timeout says. */
 void connection_expect_headers(const struct connection_daemon *d, struct MHD_Connection *conn);
 
-/* Whether libmicrohttpd 0.9.75 reads another request on conn after one
- * that ended for why: its keepalive_possible() for what folio sends. A
- * response of ours (status not 0) that did not end the connection
- * (last_on_connection), to an HTTP/1.1 request (protocol) that did not ask
- * for the end; HTTP/1.0 keep-alive counts as not kept (a wrong guess then
- * means a silent close, never a stray 400 after a response). */
-bool connection_kept_alive(struct MHD_Connection *conn, unsigned status, bool last_on_connection,
-                           const char *protocol, enum MHD_RequestTerminationCode why);
-
 /* MHD_OPTION_NOTIFY_CONNECTION (cls: a connection_daemon). A connection
  * opens: it gets its record and header deadline, and room is made for it
  * at the limit (connection_make_room). It closes: the acceptor may take the
@@ -239,8 +235,8 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
                           enum MHD_ConnectionNotificationCode code);
 
 /* MHD_OPTION_EXTERNAL_LOGGER (cls: a connection_daemon): notes MHD's
- * refusals (connection_note_refusal) and keeps its last word while the
- * daemon starts, for the start-up error. At run time MHD speaks of clients
+ * refusals (library_note_refusal), answers some in its stead, and keeps its
+ * last word while the daemon starts, for the start-up error. At run time MHD speaks of clients
  * that misbehave, which is not worth a line on stderr each. Its worker
  * threads call this at once: the lock keeps them off the buffer. */
 void connection_on_mhd_message(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));

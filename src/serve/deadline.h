@@ -1,6 +1,6 @@
 /* deadline: ends connections that overstay, whatever they keep sending.
  *
- * libmicrohttpd 0.9.75 has an idle timeout only: a client that sends one
+ * libmicrohttpd has an idle timeout only: a client that sends one
  * header line every few seconds, or reads one byte of a response every few
  * seconds, keeps its connection for ever (slowloris). Each connection gets an
  * entry with a deadline (CLOCK_MONOTONIC ms, 0 for none) that its own thread
@@ -45,8 +45,8 @@ void deadline_set_floor(struct deadline_watch *w, struct deadline_entry *e, uint
 /* Also ends e's connection, at the watcher's next look, once the file its
  * response is sent from (file_fd, which e dups and keeps) is shorter than
  * end, the offset just past the response's last byte: a file truncated
- * while it is sent can never be sent whole, and libmicrohttpd 0.9.75's
- * sendfile, meeting the new end, sends nothing and waits for a
+ * while it is sent can never be sent whole, and libmicrohttpd's
+ * sendfile (library.h), meeting the new end, sends nothing and waits for a
  * writability that never comes (nginx: "file was truncated"). The socket
  * is shut down as a deadline's is, but without the reset: the client gets
  * what the kernel took, then the end. Replaces any file e watched before;

@@ -23,7 +23,7 @@
 #include "routes.h"
 
 /* Files up to this size are kept in memory and sent with their headers in one
- * write: libmicrohttpd 0.9.75 sends headers and a sendfile body apart (two
+ * write: libmicrohttpd sends headers and a sendfile body apart (two
  * syscalls, two packets), which costs small files a quarter of their speed
  * (bench/README.md). */
 #define SMALL_FILE_BYTES (16u << 10)

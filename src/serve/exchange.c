@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "admission.h"
+#include "library.h"
 #include "base/url_prefix.h"
 #include "encoding.h"
 #include "precondition.h"
@@ -108,7 +109,8 @@ static enum MHD_Result admit_field(void *cls, enum MHD_ValueKind kind, const cha
     return admission_field(cls, name, name_len, value, value_len) ? MHD_YES : MHD_NO;
 }
 
-/* See exchange.h. */
+/* See exchange.h: the header block's bounds are the library's to tell
+ * (library_header_block). */
 unsigned exchange_admit(struct MHD_Connection *conn, struct exchange *ex, const char *method,
                         const char *version)
 {
@@ -117,16 +119,16 @@ unsigned exchange_admit(struct MHD_Connection *conn, struct exchange *ex, const 
         .method = method,
         .version = version,
         .target = ex->target,
-        .target_len = admission_sent_length(ex->sent_uri, copied, version, ex->config->header_limit),
+        .target_len = version ? library_target_length(ex->sent_uri, copied, version, ex->config->header_limit)
+                         : copied,
         .copied_len = copied,
     };
-    /* The header block runs from the version's end to the head's end,
-     * measured from the method (connection.c). */
-    const union MHD_ConnectionInfo *size =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    const char *from = NULL, *to = NULL;
+    if (method) {
+        library_header_block(conn, method, version, &from, &to);
+    }
     struct admission a;
-    admission_start(&a, version + strlen(version),
-                    size && size->header_size > 0 ? method + size->header_size : NULL);
+    admission_start(&a, from, to);
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND, admit_field, &a);
     struct request_target t;
     unsigned refused = admission_finish(&a, &head, &t);

@@ -48,7 +48,7 @@ struct exchange {
     struct timespec start_real, start_mono;
     const char *method, *protocol; /* MHD's strings, valid until completion */
     const char *prefix;            /* the proxy's path prefix, or NULL: see http.c's request_prefix */
-    const char *sent_uri;          /* MHD's pointer into the request line, for the target's length */
+    const char *sent_uri;          /* the URI-log callback's pointer, for the target's length (library_target_length) */
     char *sent_target;             /* the target as sent when it was changed, for the log; else NULL */
     unsigned status;
     uint64_t bytes, body_bytes;
@@ -61,7 +61,7 @@ struct exchange {
     bool headers_seen, checked;
     bool last_on_connection;       /* our response ends the connection (connection_kept_alive) */
     bool unlogged;                 /* folio's own health probe, answered: no access-log line (health_probe.h) */
-    char protocol_buf[16];         /* the version as sent, for a request MHD refuses itself */
+    char protocol_buf[16];         /* the version as the handler was given it, kept to the end */
     char prefix_buf[URL_PREFIX_MAX];
     char target[]; /* percent-encoded, with the query: as received, but in origin form
                     * (admission) and with its folders as served (target.c) */
@@ -74,7 +74,11 @@ struct entry_facts exchange_facts(struct MHD_Connection *conn, const struct exch
 
 /* RFC 9112 and 9110 on the request line and the fields, before anything is
  * looked up (admission.h): the status to refuse the request with, or 0. An
- * absolute-form target is turned into its origin form in ex here. */
+ * absolute-form target is turned into its origin form in ex here. method
+ * and version are the handler's; both NULL for a head the library is
+ * refusing itself before our handler was called
+ * (connection_answer_refused_head), where they are not known
+ * (admission_finish says what that leaves out). */
 unsigned exchange_admit(struct MHD_Connection *conn, struct exchange *ex, const char *method,
                         const char *version);
 

@@ -53,9 +53,10 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
         return MHD_NO;
     }
     ex->method = method;
-    ex->protocol = version;
     if (!ex->checked) {
         ex->checked = true;
+        /* kept: the library may hand its read buffer to an answer of its own */
+        snprintf(ex->protocol_buf, sizeof(ex->protocol_buf), "%s", version);
         connection_head_checked(connection_of(conn));
         unsigned refused = exchange_admit(conn, ex, method, version);
         if (refused) {
@@ -64,18 +65,19 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
     }
     bool get = strcmp(method, "GET") == 0, head = strcmp(method, "HEAD") == 0;
     if ((get || head) && !ex->headers_seen) {
-        /* libmicrohttpd 0.9.75 closes the connection after a response queued
-         * on this first call (it cannot know the request has no body yet);
-         * answering on the second call keeps the connection alive. */
+        /* libmicrohttpd closes the connection after a response queued on
+         * this first call (library.h: it cannot know the request has no
+         * body yet); answering on the second call keeps it alive. */
         ex->headers_seen = true;
         return MHD_YES;
     }
     if (*upload_size > 0) {
         /* A body on GET or HEAD: read and dropped. A declared length past
          * the limit was refused up front; a chunked body can only be
-         * measured, and libmicrohttpd 0.9.75 takes no response while one is
-         * coming in, so it is read to its end (within --header-timeout,
-         * which still runs) and refused then. */
+         * measured, and libmicrohttpd takes no response while one is coming
+         * in (MHD_queue_response: its state is neither), so it is read to
+         * its end (within --header-timeout, which still runs) and refused
+         * then. */
         ex->body_bytes += *upload_size;
         *upload_size = 0;
         return MHD_YES;
@@ -101,20 +103,15 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 static void *on_request_start(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     struct http_server *s = cls;
-    connection_request_started(connection_of(conn));
     size_t len = strlen(uri);
     struct exchange *ex = malloc(sizeof(*ex) + len + 1);
+    connection_request_started(connection_of(conn), ex);
     if (!ex) {
         return NULL;
     }
     *ex = (struct exchange){.server = &s->shared, .config = settings_acquire(s->ctx.settings), .sent_uri = uri};
     memcpy(ex->target, uri, len + 1);
-    /* The version follows the target in the request line (see
-     * admission_sent_length); copied, as MHD may reuse that memory for a 431. */
-    const char *version = uri + len + 1;
-    snprintf(ex->protocol_buf, sizeof(ex->protocol_buf), "%.*s",
-             (int)strnlen(version, sizeof(ex->protocol_buf) - 1), version);
-    ex->protocol = ex->protocol_buf;
+    ex->protocol = ex->protocol_buf; /* "" until the handler says it (a head the library refuses: never) */
     clock_gettime(CLOCK_REALTIME, &ex->start_real);
     clock_gettime(CLOCK_MONOTONIC, &ex->start_mono);
     atomic_fetch_add(&s->in_flight, 1);
@@ -126,8 +123,8 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
  * have kept the connection had the response completed. */
 static uint64_t head_sent(struct MHD_Connection *conn, const struct exchange *ex)
 {
-    bool closing = !connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol,
-                                          MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    bool closing = !library_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol,
+                                       MHD_REQUEST_TERMINATED_COMPLETED_OK);
     return ex->head.bytes + (closing ? ex->head.close_adds : 0);
 }
 
@@ -186,7 +183,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     if (!status) {
         const union MHD_ConnectionInfo *queued = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS);
         status = queued ? queued->http_status : 0;
-        connection_take_request_refusal(status); /* MHD's own answer: its refusal was this one */
+        library_take_request_refusal(status); /* MHD's own answer: its refusal was this one */
     }
     struct connection *c = connection_of(conn);
     /* A cut response's bytes are what the kernel took (nginx's
@@ -198,13 +195,13 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     }
     uint64_t answered_bytes;
     unsigned answered = connection_answered(c, &answered_bytes);
-    if (answered) { /* folio answered in MHD's stead (connection_refuse_unread_length) */
+    if (answered) { /* folio answered in MHD's stead (connection_answer_refused_head) */
         status = answered;
         bytes = answered_bytes;
         incomplete = false;
     }
     log_exchange(conn, ex, status, bytes, incomplete);
-    bool kept_alive = connection_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol, why);
+    bool kept_alive = library_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol, why);
     /* kept alive, so completed on an open connection: its head had no close line */
     connection_count_sent(c, ex->head.bytes + ex->bytes, kept_alive && ex->measurable && !ex->interim);
     connection_request_done(c, kept_alive);
@@ -213,6 +210,14 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     free(ex);
     connection_expect_headers(&s->conns, conn); /* the next request's, on a connection kept alive */
     atomic_fetch_sub(&s->in_flight, 1);
+}
+
+/* folio's verdict on a head the library refuses itself (connection.h's
+ * refused_head): the status to answer instead, 0 for the library's. */
+static unsigned refused_head(struct MHD_Connection *conn, void *request, unsigned status)
+{
+    (void)status; /* the library's: folio's verdict decides */
+    return request ? exchange_admit(conn, request, NULL, NULL) : 0;
 }
 
 /* libmicrohttpd's accept policy: every connection, until the server quiesces. */
@@ -273,14 +278,15 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
         return NULL;
     }
     s->conns.acceptor = s->acceptor;
+    s->conns.refused_head = refused_head;
     /* MHD_USE_TURBO: see connection.h (what it changes, and why folio wants it).
      * The limit is the acceptor's: libmicrohttpd's own, split among its
      * workers, must never bind. Each worker is given twice the whole limit:
      * a closed connection leaves its count only when cleaned up, after the
      * close is notified and the acceptor has handed its slot on. Past its
-     * limit a 0.9.75 worker would not just close the socket: it returns
-     * from new_connection_process_ holding cleanup_connection_mutex, and
-     * hangs at its next cleanup (seen in a test of this, not kept: it
+     * limit a worker would not just close the socket (library.h): 0.9.75's
+     * returns from new_connection_process_ holding cleanup_connection_mutex,
+     * and hangs at its next cleanup (seen in a test of this, not kept: it
      * cannot be stopped). */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
@@ -295,9 +301,10 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
         MHD_OPTION_NOTIFY_COMPLETED, on_request_done, s,
         MHD_OPTION_NOTIFY_CONNECTION, connection_on_notify, &s->conns,
         MHD_OPTION_EXTERNAL_LOGGER, connection_on_mhd_message, &s->conns,
+        MHD_OPTION_ARRAY, library_daemon_options(),
         /* Last: one worker is the polling thread itself, with no pool option at
-         * all (0.9.75 warns on stderr of a pool of 0 or 1, and ignores it), so
-         * there the list ends one option early. */
+         * all (libmicrohttpd warns on stderr of a pool of 0 or 1, and ignores
+         * it), so there the list ends one option early. */
         c->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (unsigned)c->threads,
         MHD_OPTION_END);
     connection_daemon_started(&s->conns);
@@ -320,7 +327,7 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
 /* See http.h: binds, starts the daemon; NULL with the reason in err. */
 struct http_server *http_server_start(const struct http_context *ctx, char *err, size_t err_size)
 {
-    library_check(stderr); /* a library folio was not verified on: said, not refused (library.h) */
+    library_verified(MHD_get_version(), stderr); /* another: said, not refused (library.h) */
     const struct config *c = settings_acquire(ctx->settings); /* what the daemon is bound to */
     struct http_server *s = start_with(ctx, c, err, err_size);
     settings_release(ctx->settings, c);
@@ -376,7 +383,7 @@ unsigned http_server_port(const struct http_server *s)
 /* See http.h: no new connections. Not MHD_quiesce_daemon: with a thread
  * pool 0.9.75 races its workers to take the listening socket out of their
  * epoll sets and panics (abort) when it loses, which a busy worker made
- * happen on SIGTERM; the accept policy above needs no such step. */
+ * happen on SIGTERM (library.h); the accept policy above needs no such step. */
 void http_server_quiesce(struct http_server *s)
 {
     atomic_store(&s->quiesced, true);

@@ -1,61 +1,167 @@
-/* library: what folio relies on in libmicrohttpd, and the start-up check.
+/* library: everything folio relies on in libmicrohttpd beyond its API.
  *
- * folio was verified against libmicrohttpd 0.9.75 (Debian 12) and leans on
- * behaviours its API does not promise, each tested by tests/test_library.c
- * on the library linked, so an upgrade that changes one fails there loudly:
- *   - its log wording: the refusal message carries the status it sent
- *     (connection.c's access-log lines for 414, 431, 505), and the two
- *     Content-Length messages come just before the doubled answer folio
- *     replaces (connection_refuse_unread_length);
- *   - the request line is parsed in place: the version starts one byte past
- *     the target's end, so a NUL inside the target is seen
- *     (admission_sent_length), and the header block follows it;
- *   - with MHD_USE_TURBO the socket is still writable, its write side not
- *     shut, when the close of a line it could not parse is notified
- *     (connection.h), so folio can answer the 400 itself;
- *   - every Connection line counts for keep-alive (connection_kept_alive);
- *   - MHD_add_connection gives a socket to the worker its descriptor's
- *     number picks (the next with room), and every connection a worker
- *     takes is notified closed once (acceptor.h: the spread and the count);
- *     one it cannot start for want of memory for its pool it closes
- *     unnotified, logging LIBRARY_MSG_NO_POOL on its own thread
- *     (acceptor_lost).
- * A library of another version is started with a warning, not refused: a
- * distribution's patched build keeps the version string, and one that does
- * differ may well behave the same; what matters is that someone looks.
+ * folio runs on libmicrohttpd 0.9.75 (Debian 12) and 1.0 (Debian 13's
+ * 1.0.1). Where the documented API does not say what folio needs, it asks
+ * here: each function says what it guarantees on both versions, and only
+ * this file's code knows which one is linked (asked at run time: a binary
+ * built on one release may load the other's library, whose soname is the
+ * same). tests/test_library.c pins every reliance below on the library
+ * linked, with each version's own expectation where they differ, so a
+ * library that behaves otherwise fails there rather than in production.
+ *
+ * Relied on, on both versions:
+ *   - the log: a refusal is logged as LIBRARY_SAID_REFUSAL, with its status,
+ *     on the refusing worker's thread before any byte of the library's own
+ *     answer goes out; a connection whose head leaves its pool no room for
+ *     the answer's header block is dropped with LIBRARY_SAID_NO_ROOM; a
+ *     socket a worker cannot start is closed unnotified with
+ *     LIBRARY_SAID_NO_POOL on that worker's thread (library_heard);
+ *   - a head is parsed, checked and handed to the handler in one pass, so
+ *     while a head read whole is being refused, no other connection of its
+ *     thread holds one the handler has not seen (library_refusing_head);
+ *   - the per-thread refusals: the log says a refusal's status, never its
+ *     connection (library_note_refusal and the rest);
+ *   - keepalive_possible(): when a connection is read on (library_kept_alive);
+ *   - with MHD_USE_TURBO, a connection the library closes for a request line
+ *     it cannot read is notified with its socket still writable, its write
+ *     side not shut (connection.h answers that 400 itself);
+ *   - a response queued on the handler's first call for a request ends its
+ *     connection (http.c answers on the second);
+ *   - MHD_add_connection gives a socket to the worker its descriptor picks,
+ *     and each connection a worker takes is notified closed once (acceptor.h);
+ *   - a file response's mutex is held across each sendfile of it (ready.c);
+ *     a sendfile that meets a file's new end sends nothing and waits for a
+ *     writability that never comes (deadline.h);
+ *   - half of --header-limit's pool takes a request head (the promise of
+ *     docs/reliability.md), and the header block it writes is laid out as
+ *     progress.h derives it.
+ * On 0.9.75 only:
+ *   - the request line is parsed in place, the target cut at a NUL
+ *     (library_target_length), and the header block lies between the version
+ *     and the head's end, names and values cut at a NUL and the block ended
+ *     by a line starting with ':' (library_header_block); a field value keeps
+ *     the whitespace after it (admission.c);
+ *   - a request line starting with a NUL is skipped as an empty one
+ *     (library_skips_nul_lines).
+ * On 1.0, through its API: MHD_OPTION_CLIENT_DISCIPLINE_LVL 1
+ * (library_daemon_options), under which the library refuses itself, before
+ * folio sees them, the request lines and field lines folio would refuse for
+ * their bytes (a space in the target, a NUL, a bare CR or LF, a folded line,
+ * a name that is no token...), and MHD_RF_HEAD_ONLY_RESPONSE
+ * (library_not_modified).
+ * Guarded against, on every version: the library frames a body by the first
+ * Content-Length field alone (0.9.75, 1.0.1; 1.0.4 refuses a second), so a
+ * second is admission's to refuse.
+ * Worked around (http.c, connection.h): a pool of one worker is warned of
+ * on stderr (both); in 0.9.75, the answer to a Content-Length it cannot
+ * read goes out twice (its state is overwritten after queueing), a worker
+ * past its share of the connection limit keeps its cleanup mutex and
+ * hangs, and MHD_quiesce_daemon with a thread pool races its workers and
+ * aborts.
+ *
+ * A library of another version is started with a note, not refused: it
+ * gets the 1.0 paths when it is 0.9.77 or newer (the API they use exists),
+ * else the 0.9.75 ones. Thread-safe.
  */
 #ifndef FOLIO_LIBRARY_H
 #define FOLIO_LIBRARY_H
 
+#include <microhttpd.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
-/* The version every reliance above was verified on. */
-#define LIBRARY_VERIFIED "0.9.75"
+/* ---- the version ---- */
 
-/* The starts of libmicrohttpd 0.9.75's log messages folio acts on. */
-#define LIBRARY_MSG_REFUSAL "Error processing request (HTTP response code is %u"
-#define LIBRARY_MSG_LENGTH_MALFORMED "Failed to parse `Content-Length' header"
-#define LIBRARY_MSG_LENGTH_TOO_LARGE "Too large value of 'Content-Length' header"
-#define LIBRARY_MSG_NO_ROOM_FOR_HEADER "Closing connection (failed to create response header)"
-/* A worker closing an added socket it could not start serving, unnotified. */
-#define LIBRARY_MSG_NO_POOL "Error allocating memory: "
+/* True when version (MHD_get_version()'s answer; NULL for none) is one
+ * folio was verified on, 0.9.75 or 1.0.1; else says so on err, in one line
+ * that tells the user what it means for them (err NULL: silently). */
+bool library_verified(const char *version, FILE *err);
 
-/* True when fmt (a log message's format) starts with prefix. */
-bool library_message_is(const char *fmt, const char *prefix);
+/* The options folio's daemon adds for this library (MHD_OPTION_ARRAY's
+ * list, ended by MHD_OPTION_END): on 1.0, the discipline above. */
+const struct MHD_OptionItem *library_daemon_options(void);
 
-/* True when the message is one libmicrohttpd 0.9.75 logs as it closes a
- * connection on an error (connection_close_error: "%s\n", the reason as
- * the argument) and its reason starts with prefix; ap is left as it was. */
-bool library_close_message_is(const char *fmt, va_list ap, const char *prefix);
+/* ---- the request line and the header block ---- */
 
-/* True when version (MHD_get_version()'s answer; NULL for none) is the one
- * verified. */
-bool library_is_verified(const char *version);
+/* The length of the target as the client sent it, from the URI-log
+ * callback's uri, copied bytes long as a C string then (the library may
+ * write into it later: 1.0 ends it at the '?'), and the handler's version:
+ * on 0.9.75 the distance from uri to the version when it is at most limit
+ * (a NUL cut the string short), on 1.0 copied (it refuses a NUL before
+ * folio sees the line). Reads no memory. */
+size_t library_target_length(const char *uri, size_t copied, const char *version, size_t limit);
 
-/* Says on err, once, when the linked library is not the verified one;
- * returns whether it is. */
-bool library_check(FILE *err);
+/* The header block's bounds [*from, *to), for admission's count of bytes no
+ * field covers (admission.h), from the handler's method and version: true
+ * on 0.9.75, whose parser may leave such bytes; false on 1.0, whose parser
+ * refuses them. */
+bool library_header_block(struct MHD_Connection *conn, const char *method, const char *version,
+                          const char **from, const char **to);
+
+/* True when the library skips a request line starting with a NUL as an
+ * empty line and waits for another (0.9.75; nginx answers 400): folio then
+ * looks for one itself (connection_refuse_nul_line). */
+bool library_skips_nul_lines(void);
+
+/* ---- what the library says, and its own refusals ---- */
+
+enum library_said {
+    LIBRARY_SAID_OTHER,   /* nothing folio acts on */
+    LIBRARY_SAID_REFUSAL, /* it is answering a request itself, with *status */
+    LIBRARY_SAID_NO_ROOM, /* it drops a connection whose response's header block found no room */
+    LIBRARY_SAID_NO_POOL, /* a worker closes a socket it could not start, unnotified */
+};
+
+/* What a log message (the external logger's fmt and ap; ap is left as it
+ * was) says; *status is set for LIBRARY_SAID_REFUSAL. */
+enum library_said library_heard(const char *fmt, va_list ap, unsigned *status);
+
+/* During a LIBRARY_SAID_REFUSAL, on its thread: true when conn, a
+ * connection of that thread whose request line was read and whose head our
+ * handler has not seen, is the one being refused: its head was read whole
+ * and no response is queued on it. (A head is parsed, checked and handed
+ * over in one pass, so no other connection of the thread is in that state.)
+ * A refusal of a line, or of a field line on the way, is no such head. */
+bool library_refusing_head(struct MHD_Connection *conn);
+
+/* The library answered a request itself on this thread with status: its
+ * log says so, not for which connection. A thread keeps the last few until
+ * the request or the connection they were for takes them. */
+void library_note_refusal(unsigned status);
+
+/* How many refusals this thread ever noted: a wait's mark. */
+uint64_t library_refusals_noted(void);
+
+/* The request just completed got the library's own answer status: takes
+ * that refusal, the latest with that status. */
+void library_take_request_refusal(unsigned status);
+
+/* The oldest refusal of this thread not yet taken, taken, if any was noted
+ * since mark; 0 otherwise. */
+unsigned library_take_refusal_since(uint64_t mark);
+
+/* ---- connections and responses ---- */
+
+/* Whether the library reads another request on conn after one that ended
+ * for why: its keepalive_possible() for what folio sends. A response of
+ * ours (status not 0) that did not end the connection (last_on_connection),
+ * to an HTTP/1.1 request (protocol) that did not ask for the end on any of
+ * its Connection lines. HTTP/1.0 keep-alive counts as not kept (a wrong
+ * guess then is a silent close, never a stray 400 after a response). */
+bool library_kept_alive(struct MHD_Connection *conn, unsigned status, bool last_on_connection,
+                        const char *protocol, enum MHD_RequestTerminationCode why);
+
+/* A 304 for a representation of size bytes (RFC 9110 15.4.5: no body): on
+ * 1.0 a head-only response, without Content-Length, as nginx answers; on
+ * 0.9.75, which writes a Content-Length from every response's size, a
+ * response of that size (8.6: the one the 200 would have had) whose body
+ * is never read. NULL when out of memory. */
+struct MHD_Response *library_not_modified(uint64_t size);
+
+/* Whether library_not_modified's responses carry a Content-Length. */
+bool library_not_modified_has_length(void);
 
 #endif

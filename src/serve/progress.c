@@ -13,6 +13,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include "library.h"
+
 /* The kernel's TCP states after our FIN (include/net/tcp_states.h; no
  * user-space header names them). */
 enum { STATE_FIN_WAIT1 = 4, STATE_FIN_WAIT2 = 5, STATE_TIME_WAIT = 6, STATE_LAST_ACK = 9, STATE_CLOSING = 11 };
@@ -93,7 +95,8 @@ struct progress_head progress_head_length(struct MHD_Response *resp, unsigned st
     length += sum.length;
     if (body_length == PROGRESS_CHUNKED) {
         length += sizeof("Transfer-Encoding: chunked\r\n") - 1;
-    } else if (!sum.has_length) {
+    } else if (!sum.has_length && (status != 304 || library_not_modified_has_length())) {
+        /* every 304 of folio's is library_not_modified's */
         length += sizeof("Content-Length: \r\n") - 1;
         do { /* its digits */
             length++;

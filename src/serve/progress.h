@@ -7,7 +7,7 @@
  * Less what went out before this response (a mark: the derived header and
  * body bytes of the connection's earlier responses, a running total kept
  * on the connection) and less this response's header block
- * (progress_head_length, derived from libmicrohttpd 0.9.75's layout) it is
+ * (progress_head_length, derived from libmicrohttpd's layout, library.h) it is
  * the body bytes sent. Only a cut pays, one syscall; a response that
  * completes logs its size as before. Where a response's bytes cannot be
  * derived (an interim 100 Continue went before it) later marks on that
@@ -37,10 +37,10 @@ bool progress_kernel_bytes(int fd, uint64_t *out);
  * when fd is no TCP socket any more. */
 bool progress_acked_bytes(int fd, uint64_t *out);
 
-/* What libmicrohttpd 0.9.75 adds to a header block when it closes after it. */
+/* What libmicrohttpd adds to a header block when it closes after it. */
 #define PROGRESS_CLOSE_LINE (sizeof("Connection: close\r\n") - 1)
 
-/* A response's header block, as libmicrohttpd 0.9.75 writes it. */
+/* A response's header block, as libmicrohttpd writes it. */
 struct progress_head {
     uint64_t bytes;      /* on a connection it keeps open */
     unsigned close_adds; /* what closing adds: PROGRESS_CLOSE_LINE, or 0 when resp names Connection */
@@ -49,10 +49,11 @@ struct progress_head {
 /* A body_length for progress_head_length: none known, sent chunked. */
 #define PROGRESS_CHUNKED UINT64_MAX
 
-/* The header block libmicrohttpd 0.9.75 writes for resp with status:
+/* The header block libmicrohttpd writes for resp with status:
  * "HTTP/1.1 <status> <reason>", its Date, resp's own fields in order, its
  * Content-Length when resp has none (Transfer-Encoding: chunked for
- * PROGRESS_CHUNKED), the blank line. The same for every
+ * PROGRESS_CHUNKED; none on a 304 the library writes without one,
+ * library_not_modified_has_length), the blank line. The same for every
  * queue of resp: a response kept for many requests (ready.c) measures it
  * once. tests/integration/test_progress.py pins this against the bytes a
  * client receives. */

@@ -28,7 +28,7 @@
 #define READY_COST 2560
 
 /* A response sent by sendfile holds its mutex for the whole send in
- * libmicrohttpd 0.9.75, so one shared 200 would make the threads send one
+ * libmicrohttpd (library.h), so one shared 200 would make the threads send one
  * file one at a time. An entry that sends from a descriptor therefore keeps
  * one 200 per worker thread (up to READY_SENDERS_MAX), each on its own dup
  * of the descriptor (a response closes its own), and a thread always queues

@@ -9,6 +9,7 @@
 #include "base/config.h"
 #include "encoding.h"
 #include "entry.h"
+#include "library.h"
 #include "precondition.h"
 
 /* See response.h. */
@@ -34,21 +35,10 @@ struct MHD_Response *response_from_body(struct body *b, uint64_t offset, uint64_
     return r;
 }
 
-/* The body reader of a 304: never called, as no 304 has a body. */
-static ssize_t never_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)cls; (void)pos; (void)buf; (void)max; /* libmicrohttpd's signature */
-    return MHD_CONTENT_READER_END_WITH_ERROR;
-}
-
-/* See response.h. libmicrohttpd 0.9.75 always writes a Content-Length from
- * the response's size, and never sends a 304's body, so the response is
- * that size with a reader that is never called. Its reader buffer, allocated
- * with the response, is one byte: at 4 KiB every ready entry's 304 cost
- * 4.3 KB the cache did not count (issue 19, 1). */
+/* See response.h: the library's (library_not_modified). */
 struct MHD_Response *response_not_modified(uint64_t size)
 {
-    return MHD_create_response_from_callback(size, 1, never_read, NULL, NULL);
+    return library_not_modified(size);
 }
 
 /* See response.h. */

@@ -30,8 +30,9 @@ struct MHD_Response *response_from_text(const char *text);
  * (body reference or fd) out of rep; rep keeps them on failure. */
 struct MHD_Response *response_from_rep(struct entry_rep *rep, uint64_t offset, uint64_t len);
 
-/* A 304 for a representation of size bytes (RFC 9110 8.6: its
- * Content-Length, if any, is the one the 200 would have had). */
+/* A 304 for a representation of size bytes: without Content-Length, or
+ * with the one the 200 would have had (RFC 9110 8.6), as the library can
+ * (library_not_modified). */
 struct MHD_Response *response_not_modified(uint64_t size);
 
 /* Adds one header; a failure (out of memory) leaves the response without it. */

@@ -32,10 +32,11 @@
 
 #define RESERVED_PREFIX ROUTES_RESERVED_PREFIX
 
-/* /__folio/health: status, mode, uptime and counters as one JSON object, and
- * the prefix this request was served under (--base-path, or a trusted
- * X-Forwarded-Prefix), to see what a proxy says. A prefix is a clean path
- * (url_prefix.h): nothing in it needs a JSON escape. */
+/* /__folio/health: status, versions (folio's, the libmicrohttpd linked),
+ * mode, uptime and counters as one JSON object, and the prefix this request
+ * was served under (--base-path, or a trusted X-Forwarded-Prefix), to see
+ * what a proxy says. A prefix is a clean path (url_prefix.h) and a version
+ * digits and dots: nothing in them needs a JSON escape. */
 static enum MHD_Result respond_health(struct MHD_Connection *conn, struct exchange *ex)
 {
     const struct exchange_server *s = ex->server;
@@ -46,10 +47,10 @@ static enum MHD_Result respond_health(struct MHD_Connection *conn, struct exchan
     char json[640 + 2 * URL_PREFIX_MAX], saved[160];
     savings_json(saved, sizeof(saved));
     snprintf(json, sizeof(json),
-             "{\"status\":\"ok\",\"version\":\"%s\",\"mode\":\"%s\",\"uptime_s\":%lld,"
+             "{\"status\":\"ok\",\"version\":\"%s\",\"libmicrohttpd\":\"%s\",\"mode\":\"%s\",\"uptime_s\":%lld,"
              "\"folders_watched\":%zu,\"cache_bytes\":%zu,\"event_stream_connections\":%zu,"
              "\"bytes_saved\":%s,\"base_path\":\"%s\",\"trust_proxy\":%s,\"prefix\":\"%s\"}\n",
-             FOLIO_VERSION, ex->config->production ? "production" : "preview",
+             FOLIO_VERSION, MHD_get_version(), ex->config->production ? "production" : "preview",
              (long long)(time(NULL) - s->started), watched, cache_bytes(s->cache), streams, saved,
              ex->config->base_path, ex->config->trust_proxy ? "true" : "false", ex->prefix ? ex->prefix : "");
     struct MHD_Response *resp = response_from_text(json);

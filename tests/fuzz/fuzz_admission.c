@@ -1,9 +1,9 @@
 /* fuzz_admission: the verdict on a request's head (admission.c).
  *
  * Input: a head as text, "METHOD TARGET VERSION\n" then "name:value" lines
- * (NULs included). It is laid out as libmicrohttpd 0.9.75 leaves it (each
- * line end and first ':' a NUL, names and values pointing into the block)
- * and admitted. Invariants: the verdict is deterministic and one of 0, 400,
+ * (NULs included). It is laid out as a library that parses in place leaves
+ * it (serve/library.h: library_header_block; each line end and first ':' a
+ * NUL, names and values pointing into the block) and admitted. Invariants: the verdict is deterministic and one of 0, 400,
  * 413, 501; an accepted head has a token method, a target of the form its
  * method allows, at most one Host (one for HTTP/1.1 in origin form), never
  * both framings, and a declared length within ADMISSION_BODY_MAX for GET,

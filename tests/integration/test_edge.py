@@ -55,6 +55,11 @@ def read_until_close(s):
     return b"".join(chunks)
 
 
+def library_version(server):
+    """The libmicrohttpd server is linked with, as its health check says."""
+    return json.loads(server.get("/__folio/health").body)["libmicrohttpd"]
+
+
 def header(raw, name):
     head = raw.split(b"\r\n\r\n", 1)[0].decode("latin-1")
     for line in head.split("\r\n")[1:]:
@@ -324,9 +329,11 @@ class Fields(ArticleTestCase):
 
     def test_chunked_not_the_last_coding_is_400_and_what_is_not_framed_is_refused(self):
         # RFC 9112 6.3: the length cannot be told (was 501); a value libmicrohttpd does not
-        # frame as chunked ("chunked " or "chunked,") is refused, never read as unframed
+        # frame as chunked ("chunked," or, on 0.9.75, which keeps the space, "chunked ")
+        # is refused, never read as unframed. (1.0 drops the space, as RFC 9110 5.5 does.)
+        spaced = 501 if library_version(self.server) == "0.9.75" else 200
         for te, status in ((b"chunked, gzip", 400), (b"chunked, chunked", 400), (b"gzip, chunked", 501),
-                           (b"chunked ", 501), (b"chunked,", 501), (b"CHUNKED", 200)):
+                           (b"chunked ", spaced), (b"chunked,", 501), (b"CHUNKED", 200)):
             data = request(headers=b"Host: t\r\nTransfer-Encoding: " + te + b"\r\nConnection: close\r\n",
                            body=b"0\r\n\r\nGET /missing HTTP/1.1\r\nHost: t\r\n\r\n")
             self.assertEqual(responses(until_close(self.server.port, data)), [status], te)
@@ -358,15 +365,22 @@ class Fields(ArticleTestCase):
             self.assertEqual(responses(self.server.raw(data)), expect, count)
 
     def test_a_304_carries_no_content_length_0(self):
+        # RFC 9110 8.6: none (as nginx), or the length the 200 had where the
+        # library writes one from every response's size (0.9.75); never 0.
+        sized = library_version(self.server) == "0.9.75"
         for extra in (b"", b"Accept-Encoding: gzip\r\n"):
             ok = self.server.raw(request(b"/style.css", headers=b"Host: t\r\n" + extra))
             etag = header(ok, "ETag").encode()
+            conditional = b"GET /style.css HTTP/1.1\r\nHost: t\r\n" + extra + b"If-None-Match: " + etag + b"\r\n\r\n"
             resp = self.server.raw(request(b"/style.css", headers=b"Host: t\r\n" + extra +
                                            b"If-None-Match: " + etag + b"\r\n"))
             self.assertEqual(status_of(resp), 304)
-            # RFC 9110 8.6: none, or the length the 200 had; never 0 for a body.
-            self.assertIn(header(resp, "Content-Length"), (None, header(ok, "Content-Length")))
+            self.assertEqual(header(resp, "Content-Length"), header(ok, "Content-Length") if sized else None)
             self.assertNotEqual(header(ok, "Content-Length"), "0")
+            # a kept-alive client (wrk, a pipelining one) reads the next response after it
+            both = self.server.raw(conditional + request(b"/tiny.css"))
+            self.assertEqual(responses(both), [304, 200], both[:400])
+            self.assertTrue(both.endswith(self.file("www/tiny.css")))
             self.assertTrue(resp.endswith(b"\r\n\r\n"), resp[-40:])
             # RFC 9110 15.4.5: with an ETag, no other metadata (issue 19; nginx, lighttpd).
             self.assertEqual(header(resp, "ETag"), etag.decode())
