@@ -502,13 +502,13 @@ static void test_each_coding_its_own_etag(void **state)
          FOLIO_HAVE_BROTLI ? "-br5\"" : FOLIO_HAVE_ZSTD ? "-zs3\"" : "-gz6\"", false},
         {"gzip, deflate, br, zstd", FOLIO_HAVE_BROTLI ? ENCODING_BR : FOLIO_HAVE_ZSTD ? ENCODING_ZSTD : ENCODING_GZIP,
          FOLIO_HAVE_BROTLI ? "-br11\"" : FOLIO_HAVE_ZSTD ? "-zs19\"" : "-gz6\"", true},
-        {"zstd", FOLIO_HAVE_ZSTD ? ENCODING_ZSTD : ENCODING_IDENTITY, FOLIO_HAVE_ZSTD ? "-zs3\"" : "0\"", false},
-        {"br", FOLIO_HAVE_BROTLI ? ENCODING_BR : ENCODING_IDENTITY, FOLIO_HAVE_BROTLI ? "-br5\"" : "0\"", false},
+        {"zstd", FOLIO_HAVE_ZSTD ? ENCODING_ZSTD : ENCODING_IDENTITY, FOLIO_HAVE_ZSTD ? "-zs3\"" : NULL, false},
+        {"br", FOLIO_HAVE_BROTLI ? ENCODING_BR : ENCODING_IDENTITY, FOLIO_HAVE_BROTLI ? "-br5\"" : NULL, false},
         {"gzip", ENCODING_GZIP, "-gz6\"", false},
         {"br;q=0.5, gzip", FOLIO_HAVE_BROTLI ? ENCODING_BR : ENCODING_GZIP,
          FOLIO_HAVE_BROTLI ? "-br5\"" : "-gz6\"", false}, /* any q > 0: the smallest */
         {"br;q=0, gzip", ENCODING_GZIP, "-gz6\"", false},
-        {"*;q=0", ENCODING_IDENTITY, "0\"", false}, /* nothing acceptable: identity all the same */
+        {"*;q=0", ENCODING_IDENTITY, NULL, false}, /* nothing acceptable: identity all the same */
     };
     char seen[8][80];
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -518,14 +518,17 @@ static void test_each_coding_its_own_etag(void **state)
         assert_true(lookup(fx, &s, "big.html", &f, &rep));
         print_message("%s -> %s\n", rows[i].accept, rep.etag);
         assert_int_equal(rep.coding, rows[i].want);
-        assert_true(ends_with(rep.etag, rows[i].tag));
+        char identity[32]; /* NULL: identity's, the content and its size alone (etag.h) */
+        snprintf(identity, sizeof(identity), "-%llx\"", (unsigned long long)rep.size);
+        assert_true(ends_with(rep.etag, rows[i].tag ? rows[i].tag : identity));
         char *text = rep_text(&rep);
         assert_non_null(strstr(text, "<title>big</title>"));
         assert_true(ends_with(text, "</body>\n"));
         free(text);
         strcpy(seen[i], rep.etag);
         for (size_t j = 0; j < i; j++) {
-            bool same_bytes = rows[j].want == rows[i].want && strcmp(rows[j].tag, rows[i].tag) == 0;
+            bool same_bytes = rows[j].want == rows[i].want &&
+                              strcmp(rows[j].tag ? rows[j].tag : "", rows[i].tag ? rows[i].tag : "") == 0;
             assert_int_equal(strcmp(seen[i], seen[j]) == 0, same_bytes);
         }
         entry_rep_release(&rep);

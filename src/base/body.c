@@ -26,6 +26,23 @@ struct body *body_create(size_t len)
 }
 
 /* A new in-memory body holding a copy of bytes; see body.h. */
+struct body *body_read(int fd, uint64_t size)
+{
+    struct body *b = body_create((size_t)size);
+    for (size_t off = 0; b && off < size;) {
+        ssize_t n = pread(fd, b->data + off, (size_t)size - off, (off_t)off);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            b->len = off;
+            break;
+        }
+        off += (size_t)n;
+    }
+    return b;
+}
+
 struct body *body_from(const void *bytes, size_t len)
 {
     struct body *b = body_create(len);

@@ -15,6 +15,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct body {
     atomic_size_t refs;
@@ -34,6 +35,10 @@ struct body *body_create(size_t len);
 
 /* Builds a body from a copy of bytes; NULL when out of memory. */
 struct body *body_from(const void *bytes, size_t len);
+
+/* The size bytes of fd from offset 0 in a new body; NULL on error. A file
+ * cut short while read gives the bytes it had (the watcher sends the rest). */
+struct body *body_read(int fd, uint64_t size);
 
 /* A memfd-held copy of an in-memory body (one reference), or NULL when the
  * kernel refuses a memfd or the copy fails. b is left as it was. */

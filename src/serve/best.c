@@ -180,8 +180,9 @@ static bool room_for(const struct best *b, size_t len)
     return !atomic_load(&b->stop) && b->jobs < QUEUE_JOBS_MAX && b->bytes + len <= QUEUE_BYTES_MAX;
 }
 
-/* See best.h. */
-bool best_holds(struct best *b, struct cache *c, const char *key, const char *variant,
+/* Whether the job (c, key, variant, id) is waiting or being made: its
+ * result is on its way. */
+static bool best_holds(struct best *b, struct cache *c, const char *key, const char *variant,
                 const struct file_id *id)
 {
     pthread_mutex_lock(&b->lock);
@@ -190,8 +191,8 @@ bool best_holds(struct best *b, struct cache *c, const char *key, const char *va
     return held;
 }
 
-/* See best.h. */
-bool best_has_room(struct best *b, size_t len)
+/* Whether a job of len bytes would be taken now. */
+static bool best_has_room(struct best *b, size_t len)
 {
     pthread_mutex_lock(&b->lock);
     bool room = room_for(b, len);
@@ -221,6 +222,28 @@ bool best_queue(struct best *b, struct cache *c, const char *key, const char *va
     }
     pthread_mutex_unlock(&b->lock);
     return ok;
+}
+
+/* See best.h. */
+enum best_state best_state(struct cache *c, const char *key, const char *variant, const struct file_id *id)
+{
+    struct body *b = cache_get(c, key, variant, id);
+    enum best_state state = !b ? BEST_ABSENT : b->len > 0 ? BEST_LANDED : BEST_TRIED;
+    body_unref(b);
+    return state;
+}
+
+/* See best.h. */
+bool best_offer(struct best *b, struct cache *c, const char *key, const char *variant, enum encoding e,
+                int level, const struct file_id *id, size_t len, struct body *(*plain)(void *arg), void *arg)
+{
+    if (best_holds(b, c, key, variant, id)) {
+        return true;
+    }
+    struct body *bytes = best_has_room(b, len) ? plain(arg) : NULL;
+    bool queued = bytes && best_queue(b, c, key, variant, e, level, id, bytes);
+    body_unref(bytes);
+    return queued || best_holds(b, c, key, variant, id);
 }
 
 /* See best.h. */

@@ -22,15 +22,6 @@ struct best *best_start(void);
  * (compress_body_until), queued jobs are dropped. Accepts NULL. */
 void best_stop(struct best *b);
 
-/* Whether the job (c, key, variant, id) is waiting or being made: its
- * result is on its way. */
-bool best_holds(struct best *b, struct cache *c, const char *key, const char *variant,
-                const struct file_id *id);
-
-/* Whether a job of len bytes would be taken now: the queue has room (8
- * jobs, 64 MiB of bodies) and is not stopped. */
-bool best_has_room(struct best *b, size_t len);
-
 /* Queues the making of plain (a reference is taken) in coding e at level,
  * kept in c under (key, variant) for file version id; when it cannot be
  * made or kept, an empty body is kept there instead, so a job is made once
@@ -39,6 +30,24 @@ bool best_has_room(struct best *b, size_t len);
  * on the file's next request). */
 bool best_queue(struct best *b, struct cache *c, const char *key, const char *variant,
                 enum encoding e, int level, const struct file_id *id, struct body *plain);
+
+/* A best level as the worker left it in the cache. */
+enum best_state {
+    BEST_ABSENT, /* never made for this version (or evicted since) */
+    BEST_TRIED,  /* made and found not worth keeping, or not kept: an empty body */
+    BEST_LANDED, /* in the cache: it, not the fast level, answers (its ETag names it) */
+};
+
+/* The state of the best level kept in c under (key, variant) for id. */
+enum best_state best_state(struct cache *c, const char *key, const char *variant, const struct file_id *id);
+
+/* Offers the job (see best_queue) for a body of len bytes that plain(arg)
+ * gives, asked only when the queue has room. True when the job is on its
+ * way (queued now or before); false when it waits for room: it is not
+ * dropped for that, the caller offers it again (entry.c, on the file's next
+ * request, keeping no whole response meanwhile: ready.c). */
+bool best_offer(struct best *b, struct cache *c, const char *key, const char *variant, enum encoding e,
+                int level, const struct file_id *id, size_t len, struct body *(*plain)(void *arg), void *arg);
 
 /* Jobs finished so far (made, or found not worth keeping), for tests. */
 unsigned long best_done(const struct best *b);

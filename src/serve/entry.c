@@ -1,6 +1,5 @@
 #include "entry.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -13,6 +12,7 @@
 #include "best.h"
 #include "cache.h"
 #include "compress.h"
+#include "etag.h"
 #include "flight.h"
 #include "base/html.h"
 #include "live_hook.h"
@@ -86,6 +86,7 @@ struct lookup {
     char coding_name[ENCODING_COUNT][8]; /* the coding's variant: "gzip6" */
     char key[KEY_MAX];
     struct file_id id;
+    struct etag_content content; /* what names this version in ETags (etag.h) */
     struct entry_rep *rep;
 };
 
@@ -108,35 +109,16 @@ bool entry_key(const char *dir, const char *rel, char *out, size_t size)
     return true;
 }
 
-/* Reads size bytes of fd from offset 0 into a new body; NULL on error. A file
- * cut short while read gives the bytes it had (the watcher sends the rest). */
-static struct body *read_whole(int fd, uint64_t size)
-{
-    struct body *b = body_create((size_t)size);
-    for (size_t off = 0; b && off < size;) {
-        ssize_t n = pread(fd, b->data + off, (size_t)size - off, (off_t)off);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            b->len = off;
-            break;
-        }
-        off += (size_t)n;
-    }
-    return b;
-}
-
 /* A new reference to b's bytes in memory: b itself, or a copy of its memfd. */
 static struct body *in_memory(struct body *b)
 {
-    return b->fd < 0 ? body_ref(b) : read_whole(b->fd, b->len);
+    return b->fd < 0 ? body_ref(b) : body_read(b->fd, b->len);
 }
 
 /* The current bytes of the representation in memory: its body, or the file. */
 static struct body *current_bytes(struct lookup *l)
 {
-    return l->rep->body ? in_memory(l->rep->body) : read_whole(l->rep->fd, l->rep->size);
+    return l->rep->body ? in_memory(l->rep->body) : body_read(l->rep->fd, l->rep->size);
 }
 
 /* The cached body of variant, or a new one from build, kept if the cache can.
@@ -215,7 +197,7 @@ static struct body *build_transformed(struct lookup *l, const void *arg)
 static struct body *build_identity(struct lookup *l, const void *unused)
 {
     (void)unused; /* the builder's signature */
-    return read_whole(l->rep->fd, l->rep->size);
+    return body_read(l->rep->fd, l->rep->size);
 }
 
 /* The representation compressed in the coding *arg points to; an empty body
@@ -274,12 +256,10 @@ static void take_body(struct entry_rep *rep, struct body *b)
     rep->size = b->len;
 }
 
-/* Strong ETag (RFC 9110 8.8.3) of one version of one file plus the
- * variant's tag: the only place its format is written. */
-static void etag_format(struct entry_rep *rep, const struct file_id *id, const char *tag)
+/* The representation's ETag: content's (etag.h) and the variant's tag. */
+static void rep_etag(struct entry_rep *rep, const struct etag_content *content, const char *tag)
 {
-    snprintf(rep->etag, sizeof(rep->etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "%s\"", id->ino,
-             id->size, (uint64_t)id->mtime_ns, tag);
+    etag_format(rep->etag, sizeof(rep->etag), content, tag);
 }
 
 /* The form of the representation in coding e under variant, or NULL when
@@ -304,13 +284,6 @@ static struct body *coded_variant(struct lookup *l, enum encoding e, const char 
     return coded;
 }
 
-/* The best level of coding e, as the background worker left it. */
-enum best_state {
-    BEST_ABSENT, /* never made for this version (or evicted since) */
-    BEST_TRIED,  /* made and found not worth keeping: an empty body */
-    BEST_LANDED, /* in the cache: it, not the fast level, answers (its ETag names it) */
-};
-
 /* The variant coding e's best level is kept under; false when it does not fit. */
 static bool best_variant(const struct lookup *l, enum encoding e, char *out, size_t size)
 {
@@ -318,35 +291,31 @@ static bool best_variant(const struct lookup *l, enum encoding e, char *out, siz
                             l->best_level[e]) < size;
 }
 
+/* What coding e's best level is (best.h); one whose name does not fit, tried. */
 static enum best_state best_found(struct lookup *l, enum encoding e)
 {
     char variant[PATH_MAX + 16];
-    if (!best_variant(l, e, variant, sizeof(variant))) {
-        return BEST_TRIED;
-    }
-    struct body *b = cache_get(l->s->cache, l->key, variant, &l->id);
-    enum best_state state = !b ? BEST_ABSENT : b->len > 0 ? BEST_LANDED : BEST_TRIED;
-    body_unref(b);
-    return state;
+    return best_variant(l, e, variant, sizeof(variant)) ? best_state(l->s->cache, l->key, variant, &l->id)
+                                                        : BEST_TRIED;
 }
 
-/* Offers the making of coding e's best level to the background worker,
- * from the representation's bytes as they stand (before a coded body takes
- * their place). A job the full queue cannot take now is not dropped: the
- * representation is marked best_pending, so no whole response is kept for
- * it (ready.c) and the file's next request comes this way and offers it
- * again. Reads the bytes only when the queue has room. */
+/* The representation's bytes as they stand, for best_offer. */
+static struct body *lookup_bytes(void *l)
+{
+    return current_bytes(l);
+}
+
+/* Offers coding e's best level to the background worker, from the bytes
+ * before a coded body takes their place; one the full queue cannot take
+ * marks the representation best_pending (best_offer). */
 static void offer_best(struct lookup *l, enum encoding e)
 {
     char variant[PATH_MAX + 16];
-    struct best *b = l->s->best;
-    if (!best_variant(l, e, variant, sizeof(variant)) || best_holds(b, l->s->cache, l->key, variant, &l->id)) {
-        return;
+    if (best_variant(l, e, variant, sizeof(variant)) &&
+        !best_offer(l->s->best, l->s->cache, l->key, variant, e, l->best_level[e], &l->id,
+                    (size_t)l->rep->size, lookup_bytes, l)) {
+        l->rep->best_pending = true;
     }
-    struct body *plain = best_has_room(b, (size_t)l->rep->size) ? current_bytes(l) : NULL;
-    bool queued = plain && best_queue(b, l->s->cache, l->key, variant, e, l->best_level[e], &l->id, plain);
-    body_unref(plain);
-    l->rep->best_pending |= !queued && !best_holds(b, l->s->cache, l->key, variant, &l->id);
 }
 
 /* One coded form a representation could take: a body, or a sidecar file. */
@@ -356,6 +325,7 @@ struct candidate {
     int fd;            /* a sidecar, owned; -1: none */
     uint64_t size;
     struct file_id sidecar;
+    struct etag_content sidecar_tag; /* what its content is named by */
 };
 
 /* Drops what c holds, leaving identity of no size. */
@@ -389,10 +359,12 @@ static bool open_sidecar(struct lookup *l, const struct route *route, const char
         return false;
     }
     file_id_from_stat(&c->sidecar, &st);
-    if (c->sidecar.mtime_ns < l->id.mtime_ns) {
+    char key[KEY_MAX];
+    if (c->sidecar.mtime_ns < l->id.mtime_ns || !entry_key(route->dir, name, key, sizeof(key))) {
         close(fd);
         return false;
     }
+    c->sidecar_tag = etag_of_file(l->s->cache, key, &c->sidecar, fd);
     c->fd = fd;
     c->size = (uint64_t)st.st_size;
     return true;
@@ -427,7 +399,7 @@ static void take_candidate(struct lookup *l, struct candidate *c, const char *ta
     struct entry_rep *rep = l->rep;
     char full[48];
     if (c->coding == ENCODING_IDENTITY) {
-        etag_format(rep, &l->id, tag);
+        rep_etag(rep, &l->content, tag);
         return;
     }
     rep->coding = c->coding;
@@ -439,11 +411,11 @@ static void take_candidate(struct lookup *l, struct candidate *c, const char *ta
         rep->sidecar = codings[c->coding].suffix;
         rep->sidecar_id = c->sidecar;
         snprintf(full, sizeof(full), "%s%ss", tag, codings[c->coding].tag);
-        etag_format(rep, &c->sidecar, full);
+        rep_etag(rep, &c->sidecar_tag, full);
     } else {
         take_body(rep, c->body);
         snprintf(full, sizeof(full), "%s%s%d", tag, codings[c->coding].tag, l->level[c->coding]);
-        etag_format(rep, &l->id, full);
+        rep_etag(rep, &l->content, full);
     }
     *c = (struct candidate){.fd = -1};
 }
@@ -566,7 +538,7 @@ static void choose_transformed(struct lookup *l, const struct entry_facts *f,
     bool kept;
     struct body *doc = derive(l, variant, build_transformed, t, &kept);
     if (!doc) {
-        etag_format(l->rep, &l->id, "");
+        rep_etag(l->rep, &l->content, "");
         return;
     }
     take_body(l->rep, doc);
@@ -628,9 +600,11 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
     rep->source = l.id;
     if (!entry_key(route->dir, rel, l.key, sizeof(l.key))) {
         rep->type = "application/octet-stream";
-        etag_format(rep, &l.id, "");
+        l.content = (struct etag_content){(uint64_t)l.id.mtime_ns, l.id.size}; /* no key to keep a checksum under */
+        rep_etag(rep, &l.content, "");
         return true;
     }
+    l.content = etag_of_file(s->cache, l.key, &l.id, fd);
     choose_type(&l, rel);
     rep->by_fetch_dest = s->live && strncmp(rep->type, "text/html", 9) == 0; /* plan_transform's inject */
     /* Ranges index the representation as stored, so a Range gets identity. */

@@ -261,6 +261,41 @@ class FutureModificationTime(unittest.TestCase):
         self.run_in("--production")
 
 
+class ReplicaETags(unittest.TestCase):
+    """The same bytes have the same ETag on every replica (cp -a: other inodes, the same
+    mtimes), so a revalidation the balancer sends to the other one is 304, not the file
+    again; each coding keeps its own tag, and a change of the bytes that keeps size and
+    mtime still changes it."""
+
+    def test_two_copies_agree(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            one = make_article(os.path.join(tmp, "one"))
+            two = os.path.join(tmp, "two")
+            subprocess.run(["cp", "-a", one, two], check=True)  # other inodes, the same mtimes
+            paths = ["/", "/style.css", "/fragments/plot.html", "/assets/images/a.png"]
+            with Server(one, "--production") as a, Server(two, "--production") as b:
+                for path in paths:
+                    for coding in ("identity", "gzip", "br"):
+                        ra, rb = a.get(path, Accept_Encoding=coding), b.get(path, Accept_Encoding=coding)
+                        self.assertEqual(ra.body, rb.body, path)
+                        self.assertEqual(ra.getheader("ETag"), rb.getheader("ETag"), (path, coding))
+                        again = b.get(path, Accept_Encoding=coding, If_None_Match=ra.getheader("ETag"))
+                        self.assertEqual(again.status, 304, (path, coding))
+                tags = {a.get("/style.css", Accept_Encoding=c).getheader("ETag") for c in ("identity", "gzip", "br")}
+                self.assertEqual(len(tags), 3, tags)  # each coding its own
+                # Other bytes, the same size and mtime: another tag.
+                css = os.path.join(one, "www", "style.css")
+                st = os.stat(css)
+                with open(css, "rb") as f:
+                    data = f.read()
+                old = a.get("/style.css").getheader("ETag")
+                with open(css, "wb") as f:
+                    f.write(data[::-1])
+                os.utime(css, ns=(st.st_atime_ns, st.st_mtime_ns))
+                self.assertNotEqual(a.get("/style.css").getheader("ETag"), old)
+                self.assertEqual(a.get("/style.css", If_None_Match=old).status, 200)
+
+
 class Ranges(ArticleTestCase):
     def setUp(self):
         self.audio = self.file("assets/audio/read aloud, intro.wav")
