@@ -24,7 +24,6 @@ machine shows where requests/s is mostly noise. Run it with two builds to see be
 Python standard library only; needs wrk (apt-get install wrk).
 """
 import argparse
-import importlib.util
 import os
 import random
 import shutil
@@ -35,11 +34,11 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 # article.py's helpers (start_folio, wrk, the WRKJSON script ending, ...).
-_spec = importlib.util.spec_from_file_location("folio_bench_article", os.path.join(HERE, "article.py"))
-ab = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ab)
-hb = ab.hb
+from article_fixture import log  # noqa: E402
+from article_load import mix_lua, wrk  # noqa: E402
+from article_servers import ensure, hb, parse_folios, start_folio  # noqa: E402
 
 
 def size_arg(text):
@@ -64,19 +63,19 @@ def make_tree(tmp, count, size):
 def lua_for(paths):
     """Each request the next path of the list (per wrk thread): with many
     connections, different files are in flight at once."""
-    return ab.mix_lua(paths, {})
+    return mix_lua(paths, {})
 
 
 def run(server, lua, args):
     a = argparse.Namespace(wrk_threads=args.wrk_threads, connections=args.connections)
     if args.warmup:
-        ab.wrk(server.base() + "/", {}, args.warmup, a, lua)
+        wrk(server.base() + "/", {}, args.warmup, a, lua)
     perf = subprocess.Popen(["perf", "stat", "-x,", "-e", "syscalls:sys_enter_futex", "-p",
                              str(server.proc.pid)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True) if args.futex else None
     cpu0 = server.cpu_seconds()
     busy0 = hb.machine_busy()
-    r = ab.wrk(server.base() + "/", {}, args.duration, a, lua)
+    r = wrk(server.base() + "/", {}, args.duration, a, lua)
     cpu = server.cpu_seconds() - cpu0
     secs = r["duration_us"] / 1e6
     futex = 0
@@ -107,7 +106,7 @@ def main():
                     help="do not count futex calls (perf stat; it costs a little)")
     ap.add_argument("--class", dest="classes", default="one,many,404", help="classes (one,many,404)")
     args = ap.parse_args()
-    ab.ensure({"wrk": "wrk"} | ({"perf": "linux-perf"} if args.futex else {}))
+    ensure({"wrk": "wrk"} | ({"perf": "linux-perf"} if args.futex else {}))
     tmp = tempfile.mkdtemp(prefix="folio-contention-")
     servers = []
     try:
@@ -120,9 +119,9 @@ def main():
             luas[c] = os.path.join(tmp, c + ".lua")
             with open(luas[c], "w") as f:
                 f.write(lua_for(paths[c]))
-        for name, path, extra in ab.parse_folios(args.folio):
+        for name, path, extra in parse_folios(args.folio):
             for t in (int(x) for x in args.threads.split(",")):
-                servers.append(ab.start_folio(f"{name}-t{t}", path, root, tmp, t, extra))
+                servers.append(start_folio(f"{name}-t{t}", path, root, tmp, t, extra))
         load = os.getloadavg()
         runs = {}
         for rnd in range(args.rounds):
@@ -131,7 +130,7 @@ def main():
                 for s in order:
                     r = run(s, luas[c], args)
                     runs.setdefault((c, s.name), []).append(r)
-                    ab.log(f"  round {rnd + 1} {c:<5} {s.name:<16} {r['rps']:9.0f} req/s "
+                    log(f"  round {rnd + 1} {c:<5} {s.name:<16} {r['rps']:9.0f} req/s "
                            f"{r['cpu_us']:7.1f} µs/req {r['futex']:.3f} futex/req p99 {r['p99_ms']:.2f} ms others {r['other']:.2f} CPUs"
                            + (f" ERRORS {r['errors']}" if r["errors"] else ""))
         med = {k: {m: statistics.median(x[m] for x in v) for m in v[0]} for k, v in runs.items()}

@@ -195,8 +195,8 @@ class Server:
         return hwm, rss
 
     def wait_ready(self, timeout=10):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 break
             try:
@@ -226,8 +226,8 @@ def start_folio(binary, tmp, threads):
     s = Server("folio", f"folio --threads {threads}",
                [binary, "--root", REPO, "--host", "127.0.0.1", "--port", "0", "--production",
                 "--quiet", "--threads", str(threads), "--grace", "1"], 0, tmp, out)
-    deadline = time.time() + 10
-    while time.time() < deadline:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
         with open(out, errors="replace") as f:
             line = f.readline()
         if "http://127.0.0.1:" in line and line.endswith("\n"):
@@ -587,8 +587,8 @@ def main():
     scens = [s for s in scenarios() if s["id"] in wanted_sc]
     wanted = args.servers.split(",")
 
-    deadline = time.time() + args.wait_load
-    while loadavg()[0] > args.max_load and time.time() < deadline:
+    deadline = time.monotonic() + args.wait_load
+    while loadavg()[0] > args.max_load and time.monotonic() < deadline:
         log(f"load average {loadavg()[0]:.2f} > {args.max_load}; waiting")
         time.sleep(15)
     load_start = loadavg()

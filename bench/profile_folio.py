@@ -19,18 +19,19 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import time
 
-import article as A
-
-hb = A.hb
+from article_fixture import CODINGS, GZIP_LEVEL, die, log
+from article_load import wrk
+from article_report import write_readme
+from article_servers import best_levels, ensure, hb, start_folio, start_h2o, start_lighttpd, start_nginx
+from article_verify import check
 PROFILE_BEGIN = "<!-- article.py profile {}: begin -->"
 PROFILE_END = "<!-- article.py profile {}: end -->"
 
 
 def ensure_tools(kind):
-    A.ensure({"perf": {"perf": "linux-perf"}, "strace": {"strace": "strace"}}.get(kind) or
+    ensure({"perf": {"perf": "linux-perf"}, "strace": {"strace": "strace"}}.get(kind) or
              {"valgrind": "valgrind", "callgrind_control": "valgrind"})
 
 
@@ -49,11 +50,11 @@ def perf_top(data, n, sort):
 
 def run_perf(args, folio, tmp, files, cls, luas):
     name, binary, extra = folio
-    s = A.start_folio(name, binary, os.path.join(tmp, "plain"), tmp,
+    s = start_folio(name, binary, os.path.join(tmp, "plain"), tmp,
                       args.workers or os.cpu_count(), args.folio_args.split() + extra)
     out = []
     try:
-        A.check([s], cls, files, tmp)
+        check([s], cls, files, tmp)
         for c in cls:
             data = os.path.join(tmp, f"perf-{c['id']}.data")
             headers = dict(c["headers"])
@@ -66,12 +67,12 @@ def run_perf(args, folio, tmp, files, cls, luas):
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             time.sleep(0.3)
             cpu0 = s.cpu_seconds()
-            r = A.wrk(url, headers, args.duration, args, luas[c["id"]])
+            r = wrk(url, headers, args.duration, args, luas[c["id"]])
             cpu = s.cpu_seconds() - cpu0
             rec.send_signal(2)
             rec.wait(timeout=60)
             us = cpu * 1e6 / max(r["requests"], 1)
-            A.log(f"  perf {c['id']}: {r['requests']} requests, {us:.1f} µs/req")
+            log(f"  perf {c['id']}: {r['requests']} requests, {us:.1f} µs/req")
             out.append(f"**{c['id']}** ({us:.1f} µs of server CPU per request under perf, "
                        f"{r['requests'] / (r['duration_us'] / 1e6):,.0f} req/s). By DSO: "
                        + ", ".join(f"{d} {p:.1f} %" for p, d in perf_top(data, 6, "dso"))
@@ -141,36 +142,36 @@ def callgrind_top(path, n):
 def run_callgrind(args, folio, tmp, files, cls, luas):
     name, binary, extra = folio
     out_file = os.path.join(tmp, "callgrind.out")
-    log = os.path.join(tmp, "valgrind.log")
+    valgrind_log = os.path.join(tmp, "valgrind.log")
     root = os.path.join(tmp, "plain")
-    argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", f"--log-file={log}",
+    argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", f"--log-file={valgrind_log}",
             "--dump-instr=no", binary, "--root", root, "--host", "127.0.0.1", "--port", "0",
-            "--production", "--quiet", "--threads", "2", "--gzip-level", str(A.GZIP_LEVEL),
+            "--production", "--quiet", "--threads", "2", "--gzip-level", str(GZIP_LEVEL),
             "--grace", "1"] + args.folio_args.split() + extra
     stdout = os.path.join(tmp, "folio-callgrind.out")
     s = hb.Server(name, "folio under callgrind", argv, 0, tmp, stdout)
-    deadline = time.time() + 60
-    while time.time() < deadline:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
         with open(stdout, errors="replace") as f:
             lines = [l for l in f if "http://127.0.0.1:" in l and l.endswith("\n")]
         if lines:  # (an earlier line says valgrind does not know openat2)
             s.port = int(lines[0].split("http://127.0.0.1:")[1].split("/")[0])
-            s.offers = set(A.CODINGS)  # as A.start_folio sets them
-            s.best = A.best_levels(args.folio_args.split() + extra)
+            s.offers = set(CODINGS)  # as start_folio sets them
+            s.best = best_levels(args.folio_args.split() + extra)
             break
         if s.proc.poll() is not None:
             break
         time.sleep(0.2)
     else:
         s.stop()
-        A.die("folio under callgrind did not start")
+        die("folio under callgrind did not start")
     if not s.port:
-        with open(log, errors="replace") as f:
-            A.die("folio under callgrind did not start:\n" + f.read()[-2000:])
+        with open(valgrind_log, errors="replace") as f:
+            die("folio under callgrind did not start:\n" + f.read()[-2000:])
     out = []
     n = args.requests
     try:
-        A.check([s], cls, files, tmp)  # the warm-up: every class compressed and cached
+        check([s], cls, files, tmp)  # the warm-up: every class compressed and cached
         for c in cls:
             inm = c.get("inm", {}).get(s.name) if c.get("etag") else None
             keepalive(s.port, c, 20, inm)
@@ -183,7 +184,7 @@ def run_callgrind(args, folio, tmp, files, cls, luas):
             dumps = sorted(set(os.listdir(tmp)) - before)
             dumps = [os.path.join(tmp, d) for d in dumps if d.startswith("callgrind.out")]
             total = sum(callgrind_totals(d) for d in dumps)
-            A.log(f"  callgrind {c['id']}: {total / done:,.0f} instructions per request")
+            log(f"  callgrind {c['id']}: {total / done:,.0f} instructions per request")
             out.append(f"**{c['id']}**: {total / done:,.0f} instructions per request in user space "
                        f"({done} requests on one keep-alive connection, after a warm-up). "
                        f"Top functions by self instructions:\n")
@@ -219,14 +220,14 @@ def run_strace(args, folios, tmp, files, cls, luas):
     sends N requests in a row."""
     plain, static = os.path.join(tmp, "plain"), os.path.join(tmp, "static")
     workers = args.workers or os.cpu_count()
-    servers = [A.start_folio(n, p, plain, tmp, workers, args.folio_args.split() + x)
+    servers = [start_folio(n, p, plain, tmp, workers, args.folio_args.split() + x)
                for n, p, x in folios]
-    servers += [A.start_nginx(static, tmp, workers), A.start_lighttpd(plain, tmp),
-                A.start_h2o(static, tmp, workers)]
+    servers += [start_nginx(static, tmp, workers), start_lighttpd(plain, tmp),
+                start_h2o(static, tmp, workers)]
     n = args.requests
     table = {}
     try:
-        A.check(servers, cls, files, tmp)
+        check(servers, cls, files, tmp)
         for c in cls:
             for s in servers:
                 inm = c.get("inm", {}).get(s.name) if c.get("etag") else None
@@ -242,7 +243,7 @@ def run_strace(args, folios, tmp, files, cls, luas):
                 st.wait(timeout=30)
                 counts = strace_counts(out)
                 table[(c["id"], s.name)] = {k: v / done for k, v in counts.items()}
-                A.log(f"  strace {c['id']:<18} {s.name:<10} {sum(counts.values()) / done:5.1f} syscalls/request")
+                log(f"  strace {c['id']:<18} {s.name:<10} {sum(counts.values()) / done:5.1f} syscalls/request")
     finally:
         for s in servers:
             s.stop()
@@ -278,7 +279,7 @@ def run(args, folios, tmp, files, cls, luas):
     print(text)
     if args.readme:
         label = args.profile + " " + folio[0]
-        A.write_readme(text, PROFILE_BEGIN.format(label), PROFILE_END.format(label))
+        write_readme(text, PROFILE_BEGIN.format(label), PROFILE_END.format(label))
     if args.keep:
-        A.log("kept " + tmp)
+        log("kept " + tmp)
     return 0

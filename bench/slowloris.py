@@ -29,9 +29,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import article as A  # noqa: E402  (its http.py helpers: Server, free_port, tool)
-
-hb = A.hb
+from article_servers import ensure, hb  # noqa: E402  (http.py's Server, free_port, tool)
 LINE_EVERY = 5.0
 SOURCES = [f"127.0.0.{i}" for i in range(2, 12)]
 
@@ -172,7 +170,7 @@ def main():
     ap.add_argument("--reconnect", action="store_true", help="open again each one the server closes")
     ap.add_argument("--no-nginx", action="store_true")
     args = ap.parse_args()
-    A.ensure({"nginx": "nginx-light"})
+    ensure({"nginx": "nginx-light"})
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # our own side of 1,100 sockets
     folios = [[n, os.path.abspath(b)] for n, b in (f.split("=", 1) for f in args.folio)] or [["folio", os.path.join(hb.REPO, "build", "src", "folio")]]

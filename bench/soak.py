@@ -152,7 +152,7 @@ def client(port, count, seed, etag, tally, errors):
 
 def churn(root, stop, counts):
     """Edits files every 50 ms and swaps www/ by symlink every 2 s."""
-    n, last_swap, which = 0, time.time(), 1
+    n, last_swap, which = 0, time.monotonic(), 1
     while not stop.is_set():
         n += 1
         for build_dir in ("v1", "v2"):
@@ -164,13 +164,13 @@ def churn(root, stop, counts):
                 os.unlink(os.path.join(root, "assets", "many", "%d.bin" % i))
                 write_many(root, i, n)
         counts["edits"] += 1
-        if time.time() - last_swap > 2:
+        if time.monotonic() - last_swap > 2:
             which = 3 - which
             link = os.path.join(root, "www.next")
             os.symlink("v%d" % which, link)
             os.replace(link, os.path.join(root, "www"))
             counts["swaps"] += 1
-            last_swap = time.time()
+            last_swap = time.monotonic()
         stop.wait(0.05)
 
 
@@ -193,14 +193,14 @@ def soak_round(server, root, args, etag, base, round_no):
                                                      tally, errors))
                for seed in range(args.clients)]
     peak = base
-    start = time.time()
+    start = time.monotonic()
     for t in threads:
         t.start()
     while any(t.is_alive() for t in threads):
         fds, rss = proc_figures(pid)
         peak = (max(peak[0], fds), max(peak[1], rss))
         time.sleep(0.5)
-    elapsed = time.time() - start
+    elapsed = time.monotonic() - start
     stop.set()
     churner.join()
     time.sleep(2)  # connections counted out, the last swap seen
