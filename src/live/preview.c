@@ -117,7 +117,7 @@ static void preview_script_tag(void *ctx, size_t depth, char *out, size_t size)
 
 /* See live_hook.h: the event stream and the client script. */
 static struct MHD_Response *preview_reserved(void *ctx, struct MHD_Connection *conn, const char *name,
-                                             bool head, unsigned *status, uint64_t *bytes)
+                                             bool head, unsigned *status, uint64_t *bytes, bool *unlogged)
 {
     const struct preview *p = ctx;
     *bytes = 0;
@@ -144,7 +144,9 @@ static struct MHD_Response *preview_reserved(void *ctx, struct MHD_Connection *c
         return preview_session(p, conn, status, bytes);
     }
     if (strcmp(name, "report") == 0 && p->report) {
-        return preview_report(p, conn, head, status, bytes);
+        struct MHD_Response *resp = preview_report(p, conn, head, status, bytes);
+        *unlogged = resp != NULL; /* taken: said on stderr, or seen in the tabs; a refusal is logged */
+        return resp;
     }
     *status = 404;
     return NULL;

@@ -879,7 +879,8 @@
   var sentText = '', inFlight = false, pendingText = null, frameAsked = false;
   status.follow = false;
   status.followed = 0;  /* places taken from other tabs */
-  status.held = 0;      /* and not taken: this tab's reader was scrolling */
+  status.held = 0;      /* and not taken then: this tab's reader was scrolling */
+  status.places = 0;    /* places this tab sent */
 
   /* The reader is scrolling this tab themselves: a wheel, a touch, a key or a
    * press (a scrollbar) in the last 800 ms, a finger still down, or the page
@@ -903,6 +904,7 @@
     inFlight = true;
     sentText = text;
     sentAt = Date.now();
+    status.places++;
     send({ kind: 'place', from: tabId, place: text }).then(function () {
       inFlight = false;
       var next = pendingText;

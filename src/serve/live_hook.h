@@ -26,11 +26,13 @@ struct serve_live_hook {
      * loads the live-reload client into a page depth folders deep. */
     void (*script_tag)(void *ctx, size_t depth, char *out, size_t size);
     /* Answers /__folio/<name> (health aside) on conn, for a HEAD when head:
-     * a response with its headers, *status (200) and *bytes set; NULL with
-     * *status 503 when there is no room, 404 when name is not preview's, 0
-     * out of memory. */
+     * a response with its headers, *status (200) and *bytes set, and
+     * *unlogged true when its access-log line would be noise (a page's
+     * report, taken: follow mode sends one a frame); NULL with *status 503
+     * when there is no room, 404 when name is not preview's, 0 out of
+     * memory. */
     struct MHD_Response *(*reserved)(void *ctx, struct MHD_Connection *conn, const char *name,
-                                     bool head, unsigned *status, uint64_t *bytes);
+                                     bool head, unsigned *status, uint64_t *bytes, bool *unlogged);
     /* For /__folio/health: folders watched and event streams open. */
     void (*counts)(void *ctx, size_t *folders_watched, size_t *event_streams);
     /* The server stops: ends the event streams, so none holds it open. */

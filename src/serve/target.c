@@ -75,7 +75,8 @@ static enum MHD_Result respond_reserved(struct MHD_Connection *conn, struct exch
     }
     unsigned status = 404;
     uint64_t bytes = 0;
-    struct MHD_Response *resp = live ? live->reserved(live->ctx, conn, name, strcmp(ex->method, "HEAD") == 0, &status, &bytes) : NULL;
+    struct MHD_Response *resp = live ? live->reserved(live->ctx, conn, name, strcmp(ex->method, "HEAD") == 0, &status, &bytes,
+                                                        &ex->unlogged) : NULL;
     if (resp) {
         return respond_queue(conn, ex, status, resp, bytes);
     }

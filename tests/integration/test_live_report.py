@@ -155,7 +155,10 @@ class Reports(Article):
             m = wait_stderr(s, r"folio: browser: Uncaught TypeError: x is undefined "
                                r"\(fragments/chart\.html:12:5; HeadlessChrome 120, 390 px\)\n", timeout=1)
             self.assertIsNotNone(m, s.stderr_text)
-            self.assertIn("/__folio/report", "".join(s.wait_log(1)))
+            # Taken, it leaves no access-log line; a refused one does.
+            self.assertEqual(self.report(s, self.fault("refused")), 403)
+            self.assertIsNotNone(s.wait_log_line('/__folio/report HTTP/1.1" 403'))
+            self.assertFalse([l for l in s.log_lines if '/__folio/report HTTP/1.1" 204' in l], s.log_lines)
 
     def test_another_origin_or_no_secret_is_refused_and_changes_nothing(self):
         with Server(self.root) as s:
