@@ -1,7 +1,7 @@
 /* folio: serves one article and, in preview, keeps browsers in step with it.
  *
  * main only wires the modules together: settings (base/config*.c, held as
- * snapshots by base/settings.c), folders (serve/startup.c), the cache, the
+ * snapshots by base/settings.c), folders (site/startup.c), the cache, the
  * live-reload watcher and event hub, and the HTTP server; then it waits for
  * a signal (SIGHUP publishes a new snapshot) and takes everything down in
  * reverse.
@@ -37,10 +37,10 @@
 #include "live/report.h"
 #include "live/qr.h"
 #include "serve/mime.h"
-#include "serve/resolve.h"
-#include "serve/routes.h"
+#include "site/resolve.h"
+#include "site/routes.h"
 #include "live/sse.h"
-#include "serve/startup.h"
+#include "site/startup.h"
 
 extern char **environ;
 

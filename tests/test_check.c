@@ -14,9 +14,9 @@
 #include "check/check_near.h"
 #include "check/check_refs.h"
 #include "base/config.h"
-#include "serve/resolve.h"
-#include "serve/rewrite.h"
-#include "serve/routes.h"
+#include "site/resolve.h"
+#include "site/rewrite.h"
+#include "site/routes.h"
 
 /* The references of @html as "what=url@offset" joined by "|". */
 static void refs_of(const char *html, char *out, size_t size)

@@ -14,8 +14,8 @@
 #include "base/config.h"
 #include "live/check_live.h"
 #include "live/sse.h"
-#include "serve/resolve.h"
-#include "serve/routes.h"
+#include "site/resolve.h"
+#include "site/routes.h"
 #include "test_helpers.h"
 
 struct fixture {

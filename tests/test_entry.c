@@ -29,9 +29,9 @@
 #include "serve/compress.h"
 #include "live/livereload.h"
 #include "serve/entry.h"
-#include "serve/live_hook.h"
-#include "serve/resolve.h"
-#include "serve/routes.h"
+#include "site/live_hook.h"
+#include "site/resolve.h"
+#include "site/routes.h"
 
 struct fixture {
     char dir[64];

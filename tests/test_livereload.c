@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "live/livereload_internal.h"
-#include "serve/routes.h"
+#include "site/routes.h"
 #include "live/sse.h"
 #include "test_helpers.h"
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "serve/resolve.h"
+#include "site/resolve.h"
 
 static const struct {
     const char *raw;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/url_prefix.h"
-#include "serve/rewrite.h"
+#include "site/rewrite.h"
 
 static const struct rewrite_context page = {"/article", 0, NULL, NULL};
 static const struct rewrite_context deep = {"/article", 2, NULL, NULL};

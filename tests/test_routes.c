@@ -11,7 +11,7 @@
 
 #include "base/clock.h"
 #include "base/config.h"
-#include "serve/routes.h"
+#include "site/routes.h"
 
 static char root[64];
 

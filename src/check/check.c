@@ -10,7 +10,7 @@
 #include "check_rules.h"
 #include "check_state.h"
 #include "check_walk.h"
-#include "serve/routes.h"
+#include "site/routes.h"
 
 /* Report order: errors, warnings, external; by file, then place. */
 static int check_pending_cmp(const void *a, const void *b)

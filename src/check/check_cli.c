@@ -10,8 +10,8 @@
 #include "base/escape.h"
 #include "check.h"
 #include "check_report.h"
-#include "serve/routes.h"
-#include "serve/startup.h"
+#include "site/routes.h"
+#include "site/startup.h"
 
 /* What the command line asks of check itself; the rest is settings. */
 struct check_cli {

@@ -11,9 +11,9 @@
 #include "base/html.h"
 #include "check_near.h"
 #include "check_walk.h"
-#include "serve/resolve.h"
-#include "serve/rewrite.h"
-#include "serve/routes.h"
+#include "site/resolve.h"
+#include "site/rewrite.h"
+#include "site/routes.h"
 
 /* How a document's references resolve: against which URL, at what depth
  * (for rewrite.c), and which ids its in-page anchors may name. */

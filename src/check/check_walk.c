@@ -13,8 +13,8 @@
 
 #include "base/dir_walk.h"
 #include "check_near.h"
-#include "serve/resolve.h"
-#include "serve/routes.h"
+#include "site/resolve.h"
+#include "site/routes.h"
 
 /* A route's folder as the report names it: relative to the root when inside it. */
 static const char *check_route_name(const struct routes *routes, const struct route *route)

@@ -13,7 +13,7 @@
 #include "check/check.h"
 #include "base/escape.h"
 #include "check/check_report.h"
-#include "serve/routes.h"
+#include "site/routes.h"
 #include "sse.h"
 
 /* What the browsers were last told about one file: a non-empty list, and

@@ -13,7 +13,7 @@
 #include "check_live.h"
 #include "check_live_worker.h"
 #include "serve/request.h"
-#include "serve/routes.h"
+#include "site/routes.h"
 #include "sse.h"
 
 struct livereload {

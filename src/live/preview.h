@@ -1,6 +1,6 @@
 /* preview: what live reload adds to serving, as the hook serve/ is handed.
  *
- * Fills a serve_live_hook (serve/live_hook.h) over the event hub (sse.h),
+ * Fills a serve_live_hook (site/live_hook.h) over the event hub (sse.h),
  * the watcher (livereload.h) and the pages' reports (report.h): the
  * client's tag for pages, the event stream at /__folio/events, the client
  * at /__folio/reload.js, what a page's client learns at its first load at
@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "serve/live_hook.h"
+#include "site/live_hook.h"
 
 struct livereload;
 struct report;

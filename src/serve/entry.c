@@ -15,12 +15,12 @@
 #include "etag.h"
 #include "flight.h"
 #include "base/html.h"
-#include "live_hook.h"
+#include "site/live_hook.h"
 #include "mime.h"
 #include "request.h"
-#include "resolve.h"
-#include "rewrite.h"
-#include "routes.h"
+#include "site/resolve.h"
+#include "site/rewrite.h"
+#include "site/routes.h"
 
 /* Files up to this size are kept in memory and sent with their headers in one
  * write: libmicrohttpd sends headers and a sendfile body apart (two

@@ -13,7 +13,7 @@
 #include "base/url_prefix.h"
 #include "encoding.h"
 #include "precondition.h"
-#include "routes.h"
+#include "site/routes.h"
 
 /* True when the browser will load this HTML as a page (so it gets the
  * live-reload client), false when a script fetches it (a fragment). Browsers

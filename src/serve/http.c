@@ -22,11 +22,11 @@
 #include "deadline.h"
 #include "exchange.h"
 #include "library.h"
-#include "live_hook.h"
+#include "site/live_hook.h"
 #include "log.h"
 #include "progress.h"
 #include "respond.h"
-#include "routes.h"
+#include "site/routes.h"
 #include "target.h"
 
 struct http_server {

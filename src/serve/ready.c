@@ -18,8 +18,8 @@
 #include "entry.h"
 #include "precondition.h"
 #include "response.h"
-#include "rewrite.h"
-#include "routes.h"
+#include "site/rewrite.h"
+#include "site/routes.h"
 #include "savings.h"
 
 #define READY_VARIANT_MAX (URL_PREFIX_MAX + 64)

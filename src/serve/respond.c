@@ -9,7 +9,7 @@
 #include "base/config.h"
 #include "connection.h"
 #include "exchange.h"
-#include "live_hook.h"
+#include "site/live_hook.h"
 #include "progress.h"
 #include "ready.h"
 #include "request.h"

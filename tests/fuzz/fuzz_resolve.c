@@ -8,7 +8,7 @@
  */
 #include "fuzz.h"
 
-#include "serve/resolve.h"
+#include "site/resolve.h"
 
 static bool has_dot_segment_raw(const char *p, size_t len)
 {

@@ -9,7 +9,7 @@
  */
 #include "fuzz.h"
 
-#include "serve/rewrite.h"
+#include "site/rewrite.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

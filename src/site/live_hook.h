@@ -1,8 +1,8 @@
 /* live_hook: all serving knows of live reload, handed to it by main.c.
  *
- * serve/ never includes a live/ header: preview mode fills one of these
- * (live/preview.c) and hands it to the server; production hands NULL. So
- * live/ depends on serve/ and never the reverse. What preview adds to a
+ * serve/ never includes a live/ header, nor live/ a serve/ one: preview
+ * mode fills one of these (live/preview.c) and hands it to the server;
+ * production hands NULL. Both know only this. What preview adds to a
  * request is exactly this: the client's tag put into pages, its own
  * addresses under /__folio/ (the event stream, the script), two counters for
  * the health endpoint, and the end of the streams when the server stops.
