@@ -767,21 +767,6 @@ static void test_response_variants_by_preference(void **state)
     assert_string_not_equal(a, b);
 }
 
-static void test_key(void **state)
-{
-    char out[64];
-    assert_true(entry_key("/srv/www", "a/b.html", out, sizeof(out)));
-    assert_string_equal(out, "/srv/www/a/b.html");
-    assert_true(entry_key("/srv/www/", "x", out, sizeof(out)));
-    assert_string_equal(out, "/srv/www/x");
-    assert_true(entry_key("/", "x", out, sizeof(out))); /* a folder at the root: one slash */
-    assert_string_equal(out, "/x");
-    assert_true(entry_key("/srv/www", "", out, sizeof(out))); /* the folder itself */
-    assert_string_equal(out, "/srv/www/");
-    assert_false(entry_key("/srv/www", "a-name-that-is-far-too-long-for-the-buffer-it-is-given",
-                           out, 32));
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -801,7 +786,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sidecars_per_coding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_range_and_transform, setup, teardown),
         cmocka_unit_test(test_response_variants_by_preference),
-        cmocka_unit_test(test_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,6 +171,19 @@ static void test_prefix_clean(void **state)
     assert_false(url_prefix_clean(longest, out, sizeof(out)));
 }
 
+/* A target's folders: what its references climb back with "../". */
+static void test_depth(void **state)
+{
+    (void)state;
+    assert_int_equal(rewrite_depth("/"), 0);
+    assert_int_equal(rewrite_depth("/index.html"), 0);
+    assert_int_equal(rewrite_depth("/a/b.html"), 1);
+    assert_int_equal(rewrite_depth("/a/b/"), 2);
+    assert_int_equal(rewrite_depth("/a/b.html?x=/y/z"), 1); /* the query aside */
+    assert_int_equal(rewrite_depth("/a/b.html#/y/z"), 1);   /* and a fragment */
+    assert_int_equal(rewrite_depth("a/b"), 1);              /* no leading "/": each one counts */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_only_our_routes),
         cmocka_unit_test(test_prefix_validity),
         cmocka_unit_test(test_prefix_clean),
+        cmocka_unit_test(test_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

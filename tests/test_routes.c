@@ -259,6 +259,25 @@ static void test_misses_do_not_take_the_lock(void **state)
     config_finish(&c);
 }
 
+/* A file's path beneath its route's folder: the cache's key, one "/" between. */
+static void test_path(void **state)
+{
+    (void)state;
+    char out[64];
+    struct route r = {.dir = "/srv/www"};
+    assert_true(routes_path(&r, "a/b.html", out, sizeof(out)));
+    assert_string_equal(out, "/srv/www/a/b.html");
+    assert_true(routes_path(&r, "", out, sizeof(out))); /* the folder itself */
+    assert_string_equal(out, "/srv/www/");
+    assert_false(routes_path(&r, "a-name-that-is-far-too-long-for-the-buffer-it-is-given", out, 32));
+    r.dir = "/srv/www/";
+    assert_true(routes_path(&r, "x", out, sizeof(out)));
+    assert_string_equal(out, "/srv/www/x");
+    r.dir = "/"; /* a folder at the root: one slash */
+    assert_true(routes_path(&r, "x", out, sizeof(out)));
+    assert_string_equal(out, "/x");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +285,7 @@ int main(void)
         cmocka_unit_test(test_replaced_folders_are_reopened),
         cmocka_unit_test(test_misses_do_not_take_the_lock),
         cmocka_unit_test(test_missing_folder),
+        cmocka_unit_test(test_path),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);
 }

@@ -9,10 +9,9 @@
 #include <strings.h>
 
 #include "base/escape.h"
-#include "serve/entry.h"
 #include "check_live.h"
 #include "check_live_worker.h"
-#include "serve/request.h"
+#include "site/rewrite.h"
 #include "site/routes.h"
 #include "sse.h"
 
@@ -197,7 +196,7 @@ oom:
 
 size_t livereload_script_tag(const char *target, char *out, size_t size)
 {
-    size_t depth = request_depth(target);
+    size_t depth = rewrite_depth(target);
     livereload_client_tag(depth, out, size);
     return depth;
 }
@@ -229,7 +228,7 @@ static void livereload_on_batch(void *ctx, const struct watch_batch *b)
             }
             /* The key the entry module caches under (entry.h), built by it. */
             char abs[2 * PATH_MAX];
-            if (!entry_key(lr->routes[c->id].dir, c->relpath, abs, sizeof(abs))) {
+            if (!routes_path(&lr->routes[c->id], c->relpath, abs, sizeof(abs))) {
                 /* Cannot name it: forget everything rather than serve stale. */
                 if (lr->invalidate_all != NULL) {
                     lr->invalidate_all(lr->ctx);

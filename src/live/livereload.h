@@ -59,8 +59,8 @@ extern const size_t reload_js_len;
  */
 size_t livereload_script_tag(const char *target, char *out, size_t size);
 
-/* Pure: the same tag for a page depth folders deep (serve/request.h's
- * request_depth of its target). */
+/* Pure: the same tag for a page depth folders deep (site/rewrite.h's
+ * rewrite_depth of its target). */
 void livereload_client_tag(size_t depth, char *out, size_t size);
 
 /*

@@ -93,22 +93,6 @@ struct lookup {
 /* Builds a variant's body from the lookup; NULL when it is not worth having. */
 typedef struct body *builder(struct lookup *l, const void *arg);
 
-/* The cache key: see entry.h. A folder "/" adds no second slash. */
-bool entry_key(const char *dir, const char *rel, char *out, size_t size)
-{
-    size_t dir_len = strlen(dir), rel_len = strlen(rel);
-    while (dir_len > 0 && dir[dir_len - 1] == '/') {
-        dir_len--;
-    }
-    if (dir_len + 1 + rel_len >= size) { /* on every request: no snprintf */
-        return false;
-    }
-    memcpy(out, dir, dir_len);
-    out[dir_len] = '/';
-    memcpy(out + dir_len + 1, rel, rel_len + 1);
-    return true;
-}
-
 /* A new reference to b's bytes in memory: b itself, or a copy of its memfd. */
 static struct body *in_memory(struct body *b)
 {
@@ -360,7 +344,7 @@ static bool open_sidecar(struct lookup *l, const struct route *route, const char
     }
     file_id_from_stat(&c->sidecar, &st);
     char key[KEY_MAX];
-    if (c->sidecar.mtime_ns < l->id.mtime_ns || !entry_key(route->dir, name, key, sizeof(key))) {
+    if (c->sidecar.mtime_ns < l->id.mtime_ns || !routes_path(route, name, key, sizeof(key))) {
         close(fd);
         return false;
     }
@@ -499,7 +483,7 @@ static bool plan_transform(const struct lookup *l, const struct route *route,
     if (!inject && !rewrite) {
         return false;
     }
-    size_t depth = request_depth(f->target); /* the client's src and references: a "../" per folder */
+    size_t depth = rewrite_depth(f->target); /* the client's src and references: a "../" per folder */
     if (inject) {
         l->s->live->script_tag(l->s->live->ctx, depth, snippet, snippet_size);
     }
@@ -598,7 +582,7 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
     l.rep = rep;
     file_id_from_stat(&l.id, st);
     rep->source = l.id;
-    if (!entry_key(route->dir, rel, l.key, sizeof(l.key))) {
+    if (!routes_path(route, rel, l.key, sizeof(l.key))) {
         rep->type = "application/octet-stream";
         l.content = (struct etag_content){(uint64_t)l.id.mtime_ns, l.id.size}; /* no key to keep a checksum under */
         rep_etag(rep, &l.content, "");
@@ -669,7 +653,7 @@ bool entry_response_variant(const struct entry_server *s, const struct entry_fac
         char ranks[ENCODING_COUNT];
         encoding_rank(&f->accept, ranks);
         n = snprintf(out, size, VARIANT_RESPONSE ":%.*s:%d:%zu:%s", ENCODING_COUNT, ranks,
-                     f->document, request_depth(f->target), f->prefix ? f->prefix : "");
+                     f->document, rewrite_depth(f->target), f->prefix ? f->prefix : "");
     }
     if (n > 0 && f->settings_generation && (size_t)n < size) {
         n += snprintf(out + n, size - (size_t)n, "@%u", f->settings_generation);

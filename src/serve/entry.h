@@ -13,9 +13,10 @@
  * preferred, then the smallest, encoding_better), compressed sidecars
  * ("name.gz", "name.br", "name.zst", each used when at least as new), the
  * transforms (the proxy prefix put into references, rewrite.c;
- * the live-reload client put into pages, html.c), the small-file copy, and
- * the cache key (entry_key), which livereload's invalidation uses too, so a
- * change always drops what a request would find.
+ * the live-reload client put into pages, html.c) and the small-file copy.
+ * Its cache key is the file's path (routes_path), which livereload's
+ * invalidation builds too, so a change always drops what a request would
+ * find.
  *
  * What is derived (a type libmagic sniffed, a compressed or rewritten body, a
  * small file's bytes) is made once per file version and kept in cache.c. A
@@ -116,9 +117,5 @@ bool entry_response_variant(const struct entry_server *s, const struct entry_fac
 
 /* Closes and drops what rep still holds; accepts a released rep. */
 void entry_rep_release(struct entry_rep *rep);
-
-/* The cache key of rel (no leading "/") beneath folder dir: "dir/rel" with
- * one "/" between. False when it does not fit in size. */
-bool entry_key(const char *dir, const char *rel, char *out, size_t size);
 
 #endif

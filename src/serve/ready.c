@@ -97,7 +97,7 @@ static struct body *ready_find(struct ready_pool *p, const struct route *route, 
         return NULL;
     }
     if (!S_ISREG(st.st_mode) ||
-        !entry_key(route->dir, rel, key, sizeof(key))) {
+        !routes_path(route, rel, key, sizeof(key))) {
         return NULL;
     }
     struct file_id id;
@@ -273,7 +273,7 @@ static void ready_keep(struct ready_pool *p, const struct route *route, const ch
     r->full_head = progress_head_length(r->full[0], full_status, r->size);
     r->not_modified_head = progress_head_length(r->not_modified, 304, r->size);
     char key[2 * PATH_MAX];
-    if (entry_key(route->dir, rel, key, sizeof(key))) {
+    if (routes_path(route, rel, key, sizeof(key))) {
         cache_put(p->cache, key, variant, source, b, generation);
     }
 }

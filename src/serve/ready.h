@@ -5,7 +5,7 @@
  * request for the same version of the file and the same kind of client:
  * libmicrohttpd reference-counts responses and may queue one on many
  * connections, and a shared fd is sent with explicit offsets. They live in
- * the cache beside the bodies, under the file's key (entry_key) and a
+ * the cache beside the bodies, under the file's key (routes_path) and a
  * variant entry.c names (entry_response_variant), so an edit (and
  * livereload's invalidation) drops them too. A hit costs one fstatat (the
  * version check: only bytes once validated beneath the folder are sent, so a

@@ -407,13 +407,3 @@ size_t request_slash_location(const char *path, size_t len, const char *canonica
     }
     return put_query(query, out, size, &n) ? n : 0;
 }
-
-/* See request.h. */
-size_t request_depth(const char *target)
-{
-    size_t depth = 0;
-    for (const char *p = target + (*target == '/'); *p && *p != '?' && *p != '#'; p++) {
-        depth += *p == '/';
-    }
-    return depth;
-}

@@ -81,11 +81,6 @@ bool request_content_length(const char *value, size_t len, bool *seen, uint64_t 
 size_t request_folder_location(const char *name, size_t len, const char *query, char *out,
                                size_t size);
 
-/* The folders of target's path (query and fragment aside): one per "/"
- * after the first, so "/a/b.html" is 1 deep. Pages refer back to the
- * root with as many "../". */
-size_t request_depth(const char *target);
-
 /* For a path (len bytes, no query) that repeats a "/" somewhere, the
  * relative reference that takes a browser from it to canonical (the path
  * resolve_normalize made of it, decoded) plus "?query": one "../" per folder

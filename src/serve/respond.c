@@ -14,6 +14,7 @@
 #include "ready.h"
 #include "request.h"
 #include "response.h"
+#include "site/rewrite.h"
 
 enum { SCRIPT_TAG_MAX = 3 * PATH_MAX / 2 + 64 };
 
@@ -169,7 +170,7 @@ enum MHD_Result respond_error_why(struct MHD_Connection *conn, struct exchange *
          * leave the reader on a page that never reloads again. */
         char script[SCRIPT_TAG_MAX] = "", text[RESPONSE_PAGE_MAX + SCRIPT_TAG_MAX];
         if (s->live && facts.document) {
-            s->live->script_tag(s->live->ctx, request_depth(ex->target), script, sizeof(script));
+            s->live->script_tag(s->live->ctx, rewrite_depth(ex->target), script, sizeof(script));
         }
         len = response_error_page(status, why, script, text, sizeof(text));
         resp = response_from_text(text);

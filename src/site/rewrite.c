@@ -218,3 +218,13 @@ char *rewrite_url(const char *url, size_t len, const struct rewrite_context *ctx
     put_url(&o, url, len, ctx);
     return finish(&o, out_len);
 }
+
+/* See rewrite.h. */
+size_t rewrite_depth(const char *target)
+{
+    size_t depth = 0;
+    for (const char *p = target + (*target == '/'); *p && *p != '?' && *p != '#'; p++) {
+        depth += *p == '/';
+    }
+    return depth;
+}

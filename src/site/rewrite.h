@@ -47,6 +47,12 @@ char *rewrite_css(const char *css, size_t len, const struct rewrite_context *ctx
  * under a prefix. NULL only when memory runs out. */
 char *rewrite_url(const char *url, size_t len, const struct rewrite_context *ctx, size_t *out_len);
 
+/* The folders of a target's path (query and fragment aside): one per "/"
+ * after the first, so "/a/b.html" is 1 deep, and a page there refers back
+ * to the root with that many "../" (rewrite_context's depth, the live-reload
+ * client's src). */
+size_t rewrite_depth(const char *target);
+
 /* True for the attribute names whose values rewrite_html reads as one URL
  * (besides srcset, a list, and style, CSS), in any case. */
 bool rewrite_is_url_attribute(const char *name, size_t len);

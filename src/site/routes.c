@@ -97,6 +97,22 @@ const struct route *routes_match(const struct routes *r, const char *path, bool 
     return NULL;
 }
 
+/* See routes.h. A folder "/" adds no second slash. */
+bool routes_path(const struct route *route, const char *rel, char *out, size_t size)
+{
+    size_t dir_len = strlen(route->dir), rel_len = strlen(rel);
+    while (dir_len > 0 && route->dir[dir_len - 1] == '/') {
+        dir_len--;
+    }
+    if (dir_len + 1 + rel_len >= size) { /* on every request: no snprintf */
+        return false;
+    }
+    memcpy(out, route->dir, dir_len);
+    out[dir_len] = '/';
+    memcpy(out + dir_len + 1, rel, rel_len + 1);
+    return true;
+}
+
 void routes_close(struct routes *r)
 {
     for (size_t i = 0; i < r->count; i++) {

@@ -54,6 +54,12 @@ bool routes_open(struct routes *r, const struct config *c, char *err, size_t err
  * caller can redirect to "/assets/". */
 const struct route *routes_match(const struct routes *r, const char *path, bool *is_bare_prefix);
 
+/* The absolute path of rel (no leading "/"; "" for the folder itself)
+ * beneath route's folder, one "/" between: the key of the file's entries in
+ * the cache, which the watcher builds the same way to drop them. False when
+ * it does not fit in size. */
+bool routes_path(const struct route *route, const char *rel, char *out, size_t size);
+
 /* Addresses folio keeps for itself (health, events, reload.js): no route may use them. */
 #define ROUTES_RESERVED_PREFIX "/__folio/"
 
