@@ -8,7 +8,7 @@
 
 #include "base/html.h"
 #include "check_rules.h"
-#include "check_state.h"
+#include "check_internal.h"
 #include "check_walk.h"
 #include "site/routes.h"
 

@@ -1,11 +1,14 @@
-/* check_state — the state one run of `folio check` shares between its
- * passes (check.c runs them): the walked files, what each holds once read,
- * and the problems noted so far. Types only; the walk (check_walk.c) fills
- * the files, the rules (check_rules.c) note the problems, check.c turns them
- * into the report. Internal to src/check/.
+/* check_internal — check's internal header: the state one run of `folio
+ * check` shares between its passes (check.c runs them): the walked files,
+ * what each holds once read, and the problems noted so far. Types only; the
+ * walk (check_walk.c) fills the files, the rules (check_rules.c) note the
+ * problems, check.c turns them into the report. The walk and the rules are
+ * check's own parts, as check.c is (livereload_internal.h's pattern): they
+ * include check.h's types through this header, and nothing outside
+ * src/check/ includes it or them.
  */
-#ifndef FOLIO_CHECK_STATE_H
-#define FOLIO_CHECK_STATE_H
+#ifndef FOLIO_CHECK_INTERNAL_H
+#define FOLIO_CHECK_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
  * outside the folders, a folder without index.html, an in-page anchor that
  * names no element, a path that leaves or changes under --base-path once
  * rewrite.c has rewritten it; duplicate ids; files nothing references.
- * Each finding is noted in the run (check_state.h: r->pending).
+ * Each finding is noted in the run (check_internal.h: r->pending).
  *
  * Works on one struct check_run; no globals. On memory exhaustion the
  * functions set r->failed and stop early.
@@ -12,7 +12,7 @@
 #ifndef FOLIO_CHECK_RULES_H
 #define FOLIO_CHECK_RULES_H
 
-#include "check_state.h"
+#include "check_internal.h"
 
 /* The ids an anchor into the HTML file @f may name: its own and, for a page,
  * its fragments', sorted. */

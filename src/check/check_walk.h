@@ -5,7 +5,7 @@
  * run reads (all, or a live check's focus and the pages it depends on) and
  * which fragments each page loads are decided here too.
  *
- * Works on one struct check_run (check_state.h); no globals. On memory
+ * Works on one struct check_run (check_internal.h); no globals. On memory
  * exhaustion the functions set r->failed and stop early.
  */
 #ifndef FOLIO_CHECK_WALK_H
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "check_state.h"
+#include "check_internal.h"
 
 /* Walks every route folder of r->routes into r->files, sorted by URL path.
  * False when a folder cannot be read (the reason in @err). */
@@ -27,7 +27,7 @@ struct check_file *check_find(struct check_run *r, const char *url);
 /* Reads an HTML or CSS file through resolve_open and takes its references. */
 void check_read(struct check_run *r, struct check_file *f);
 
-/* Finds the fragments @page loads (check_state.h: page->frags) and reads
+/* Finds the fragments @page loads (check_internal.h: page->frags) and reads
  * those not read yet. */
 void check_read_frags(struct check_run *r, struct check_file *page);
 
