@@ -29,7 +29,7 @@
 #include "base/config.h"
 #include "base/cpus.h"
 #include "base/settings.h"
-#include "health.h"
+#include "serve/health.h"
 #include "serve/http.h"
 #include "live/livereload.h"
 #include "live/check_live.h"

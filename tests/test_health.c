@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/config.h"
-#include "health.h"
+#include "serve/health.h"
 
 static void test_default_url(void **state)
 {
