@@ -30,7 +30,7 @@ struct best {
     atomic_bool stop;
     struct job *head, *tail, *current;
     size_t jobs, bytes;
-    atomic_ulong done;
+    atomic_ulong done, made;
 };
 
 /* Frees a job and what it holds. */
@@ -45,12 +45,16 @@ static void job_free(struct job *j)
  * one so the next request is built from the best. A body that cannot be
  * made (the encoder failed) or kept (too big for the cache) leaves an empty
  * one, "tried", so no request offers the job again for this version. */
-static void run(struct job *j, const atomic_bool *stop)
+static void run(struct best *b, struct job *j, const atomic_bool *stop)
 {
+    if (cache_too_small(j->cache)) {
+        return; /* it would be evicted before it is used: offered again once there is room */
+    }
     uint64_t generation = cache_generation(j->cache);
     struct body *coded = compress_body_until(j->coding, j->plain->data, j->plain->len, j->level, stop);
     if (coded && cache_put(j->cache, j->key, j->variant, &j->id, coded, generation)) {
         cache_drop_variants(j->cache, j->key, "r:"); /* whole responses (entry.c VARIANT_RESPONSE) */
+        atomic_fetch_add(&b->made, 1);
     } else if (!atomic_load(stop)) {
         struct body *tried = body_create(0);
         if (tried) {
@@ -76,7 +80,7 @@ static void *work(void *arg)
         b->tail = b->head ? b->tail : NULL;
         b->current = j;
         pthread_mutex_unlock(&b->lock);
-        run(j, &b->stop);
+        run(b, j, &b->stop);
         pthread_mutex_lock(&b->lock);
         b->current = NULL;
         b->jobs--;
@@ -106,6 +110,7 @@ struct best *best_start(void)
         pthread_cond_init(&b->wake, NULL);
         atomic_init(&b->stop, false);
         atomic_init(&b->done, 0);
+        atomic_init(&b->made, 0);
     }
     return b;
 }
@@ -237,8 +242,8 @@ enum best_state best_state(struct cache *c, const char *key, const char *variant
 bool best_offer(struct best *b, struct cache *c, const char *key, const char *variant, enum encoding e,
                 int level, const struct file_id *id, size_t len, struct body *(*plain)(void *arg), void *arg)
 {
-    if (best_holds(b, c, key, variant, id)) {
-        return true;
+    if (best_holds(b, c, key, variant, id) || cache_too_small(c)) {
+        return true; /* on its way; or declined: it would be evicted before it is used (cache.h) */
     }
     struct body *bytes = best_has_room(b, len) ? plain(arg) : NULL;
     bool queued = bytes && best_queue(b, c, key, variant, e, level, id, bytes);
@@ -250,4 +255,10 @@ bool best_offer(struct best *b, struct cache *c, const char *key, const char *va
 unsigned long best_done(const struct best *b)
 {
     return b ? atomic_load(&((struct best *)b)->done) : 0;
+}
+
+/* See best.h. */
+unsigned long best_made(const struct best *b)
+{
+    return b ? atomic_load(&((struct best *)b)->made) : 0;
 }

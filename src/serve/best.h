@@ -43,11 +43,16 @@ enum best_state best_state(struct cache *c, const char *key, const char *variant
 
 /* Offers the job (see best_queue) for a body of len bytes that plain(arg)
  * gives, asked only when the queue has room. True when the job is on its
- * way (queued now or before); false when it waits for room: it is not
- * dropped for that, the caller offers it again (entry.c, on the file's next
- * request, keeping no whole response meanwhile: ready.c). */
+ * way (queued now or before), or declined because the cache is too small
+ * (cache_too_small: it would be evicted before it is used); false when it
+ * waits for room: it is not dropped for that, the caller offers it again
+ * (entry.c, on the file's next request, keeping no whole response
+ * meanwhile: ready.c). */
 bool best_offer(struct best *b, struct cache *c, const char *key, const char *variant, enum encoding e,
                 int level, const struct file_id *id, size_t len, struct body *(*plain)(void *arg), void *arg);
 
 /* Jobs finished so far (made, or found not worth keeping), for tests. */
 unsigned long best_done(const struct best *b);
+
+/* Best levels made and kept so far, for the health endpoint. Accepts NULL. */
+unsigned long best_made(const struct best *b);

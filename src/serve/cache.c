@@ -3,8 +3,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/body.h"
 
@@ -32,6 +34,16 @@ struct cache {
     uint64_t generation, clock;
     uint64_t idle_mark; /* clock at the last sweep that marked idleness */
     atomic_size_t memfds; /* entries whose body is a memfd: each holds a descriptor */
+    struct ghost {        /* evicted for room, newest at ghost_next - 1 (cache.h) */
+        uint64_t key;
+        size_t cost;
+    } ghosts[CACHE_GHOSTS];
+    size_t ghost_next;
+    uint64_t refaults;           /* since the start */
+    time_t window;               /* when the current minute of refaults began */
+    size_t window_refaults, window_bytes;
+    time_t too_small_until;      /* cache_too_small while now is before it */
+    bool said;                   /* the stderr line, once */
 };
 
 /* The identity of the file st describes; see cache.h. */
@@ -53,6 +65,81 @@ static uint64_t hash_path(const char *path)
         h = (h ^ (unsigned char)*p) * 1099511628211u;
     }
     return h;
+}
+
+/* What names an entry's version among the ghosts: its key, variant and file. */
+static uint64_t ghost_key(const char *path, const char *variant, const struct file_id *id)
+{
+    uint64_t h = hash_path(path);
+    for (const char *p = variant; *p; p++) {
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    }
+    const uint64_t fields[] = {id->dev, id->ino, id->size, (uint64_t)id->mtime_ns, (uint64_t)id->ctime_ns};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        h = (h ^ fields[i]) * 1099511628211u;
+    }
+    return h | 1; /* 0 marks a free ghost */
+}
+
+/* Remembers e, evicted to make room. Lock held. */
+static void ghost_add(struct cache *c, const struct cache_item *e)
+{
+    c->ghosts[c->ghost_next] = (struct ghost){ghost_key(e->path, e->variant, &e->id), e->cost};
+    c->ghost_next = (c->ghost_next + 1) % CACHE_GHOSTS;
+}
+
+/* bytes as --cache-size takes it, rounded up: "48K", "3M". */
+static void size_text(size_t bytes, char out[24])
+{
+    size_t k = 1024, m = k * k;
+    if (bytes < m) {
+        snprintf(out, 24, "%zuK", (bytes + k - 1) / k);
+    } else {
+        snprintf(out, 24, "%zuM", (bytes + m - 1) / m);
+    }
+}
+
+/* Says, once, that the cache is too small, and what it refilled. Lock held. */
+static void say_too_small(struct cache *c)
+{
+    if (c->said) {
+        return;
+    }
+    c->said = true;
+    char held[24], refilled[24], wanted[24];
+    size_text(c->max_bytes, held);
+    size_text(c->window_bytes, refilled);
+    size_text(c->max_bytes + c->window_bytes, wanted);
+    fprintf(stderr,
+            "folio: the cache is too small for what is asked (--cache-size %s): %zu bodies (%s) were "
+            "evicted for room and made again within a minute; give it at least --cache-size %s\n",
+            held, c->window_refaults, refilled, wanted);
+}
+
+/* A put of (path, variant, id): when it was evicted for room lately, a
+ * refault (cache.h). Lock held. */
+static void ghost_check(struct cache *c, const char *path, const char *variant, const struct file_id *id)
+{
+    uint64_t key = ghost_key(path, variant, id);
+    for (size_t i = 0; i < CACHE_GHOSTS; i++) {
+        if (c->ghosts[i].key != key) {
+            continue;
+        }
+        time_t now = time(NULL);
+        if (now - c->window >= 60) {
+            c->window = now;
+            c->window_refaults = c->window_bytes = 0;
+        }
+        c->refaults++;
+        c->window_refaults++;
+        c->window_bytes += c->ghosts[i].cost;
+        c->ghosts[i].key = 0;
+        if (c->window_refaults >= CACHE_THRASH_REFAULTS) {
+            c->too_small_until = now + 60;
+            say_too_small(c);
+        }
+        return;
+    }
 }
 
 /* An empty cache of max_bytes, or NULL. */
@@ -270,6 +357,7 @@ bool cache_put(struct cache *c, const char *path, const char *variant, const str
         remove_at(c, slot);
     }
     cap_variants(c, e->hash, path, variant);
+    ghost_check(c, path, variant, id);
     if (c->entry_count >= c->bucket_count) {
         grow(c);
     }
@@ -280,6 +368,7 @@ bool cache_put(struct cache *c, const char *path, const char *variant, const str
     c->bytes += e->cost;
     c->entry_count++;
     while (c->bytes > c->max_bytes && c->lru_tail) {
+        ghost_add(c, c->lru_tail);
         remove_item(c, c->lru_tail);
     }
     pthread_mutex_unlock(&c->lock);
@@ -354,6 +443,24 @@ size_t cache_bytes(struct cache *c)
     size_t bytes = c->bytes;
     pthread_mutex_unlock(&c->lock);
     return bytes;
+}
+
+/* See cache.h. */
+bool cache_too_small(struct cache *c)
+{
+    pthread_mutex_lock(&c->lock);
+    bool small = time(NULL) < c->too_small_until;
+    pthread_mutex_unlock(&c->lock);
+    return small;
+}
+
+/* See cache.h. */
+uint64_t cache_refaults(struct cache *c)
+{
+    pthread_mutex_lock(&c->lock);
+    uint64_t n = c->refaults;
+    pthread_mutex_unlock(&c->lock);
+    return n;
 }
 
 /* Frees the cache; bodies still referenced elsewhere live on. */

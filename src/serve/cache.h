@@ -104,4 +104,24 @@ void cache_clear(struct cache *c);
 /* Bytes the entries cost (bodies, keys, bookkeeping), for the health endpoint. */
 size_t cache_bytes(struct cache *c);
 
+/*
+ * A cache too small for what is asked thrashes: it evicts a body to make
+ * room, the next request makes it again (a compression each time), and
+ * that evicts another. The cache remembers what it evicted for room (the
+ * last CACHE_GHOSTS entries, by a hash of key, variant and file version):
+ * one kept again is a refault. CACHE_THRASH_REFAULTS of them within a
+ * minute make the cache "too small" for the next minute: said once on
+ * stderr (how much it refilled, and a size that would hold it), and in the
+ * health endpoint; best.c makes no best level meanwhile, as one would be
+ * evicted before it is used.
+ */
+#define CACHE_GHOSTS 1024
+#define CACHE_THRASH_REFAULTS 16
+
+/* Whether the cache is too small for what is asked now (see above). */
+bool cache_too_small(struct cache *c);
+
+/* Entries made again after they were evicted for room, since the start. */
+uint64_t cache_refaults(struct cache *c);
+
 #endif

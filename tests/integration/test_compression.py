@@ -213,5 +213,58 @@ class BestLevelInBackground(unittest.TestCase):
             self.assertEqual(s.stop(timeout=8), 0)  # within the grace, not after the brotli
 
 
+class CacheTooSmall(unittest.TestCase):
+    """A cache too small for what is asked evicts a body to make room, makes it again on the
+    next request, and so on: it says so once on stderr and in the health endpoint, and makes
+    no best level (brotli 11, zstd 19) it would evict before it is used."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="folio-small-")
+        self.root = make_article(os.path.join(self.tmp, "article"))
+        self.files = {}
+        for i in range(12):  # past brotli 11's tier: br 5 at once, br 11 in the background
+            self.files["/assets/t%02d.txt" % i] = text("t%02d" % i, 150 << 10)
+            with open(os.path.join(self.root, "assets", "t%02d.txt" % i), "wb") as f:
+                f.write(self.files["/assets/t%02d.txt" % i])
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def rounds(self, s, n):
+        for _ in range(n):
+            for path, data in self.files.items():
+                r = s.get(path, Accept_Encoding="br")
+                self.assertEqual(decode("br", r.body), data)
+        return json.loads(s.get("/__folio/health").body)
+
+    def said(self, s):
+        return [l for l in s.stderr_text.splitlines() if "cache is too small" in l]
+
+    def test_said_once_and_no_best_level_made_to_be_evicted(self):
+        with Server(self.root, "--production", "--cache-size", "48K") as s:
+            deadline = time.time() + 30
+            health = self.rounds(s, 1)
+            while not (health["cache_too_small"] and self.said(s)) and time.time() < deadline:
+                health = self.rounds(s, 1)
+            self.assertTrue(health["cache_too_small"], health)
+            self.assertGreaterEqual(health["cache_refaults"], 16)
+            made = health["best_levels_made"]
+            later = self.rounds(s, 5)
+            self.assertTrue(later["cache_too_small"])
+            # One worker: the one being made when it was said may land, no other.
+            self.assertLessEqual(later["best_levels_made"], made + 1, "best levels made to be evicted")
+            (line,) = self.said(s)  # once
+            self.assertRegex(line, r"^folio: the cache is too small for what is asked \(--cache-size 48K\): "
+                                   r"\d+ bodies \(\d+K\) were evicted for room and made again within a minute; "
+                                   r"give it at least --cache-size \d+K$")
+
+    def test_a_roomy_cache_says_nothing(self):
+        with Server(self.root, "--production") as s:
+            health = self.rounds(s, 3)
+            self.assertFalse(health["cache_too_small"])
+            self.assertEqual(health["cache_refaults"], 0)
+            self.assertEqual(self.said(s), [])
+
+
 if __name__ == "__main__":
     main()
