@@ -1406,6 +1406,7 @@
     if (t && t.nodeType === 1 && !ours(t) && /^(img|script|link|iframe|embed)$/.test(t.localName)) {
       var u = t.currentSrc || t.src || t.href;
       if (u) failedLoads[u] = true;
+      schedule(); /* a load that failed after the last audit is news for the next */
     }
   }, true);
   function loadStatus() {
