@@ -440,7 +440,7 @@ struct MHD_Response *sse_hub_head(struct sse_hub *hub)
     }
     /* A response to HEAD has no content (RFC 9110 9.3.2), yet libmicrohttpd
      * 0.9.75 writes a chunked body's last chunk ("0\r\n\r\n") after a HEAD's
-     * header. Unframed (its end is the connection's, which a stream closes
+     * header (serve/library.h). Unframed (its end is the connection's, which a stream closes
      * anyway), there is no last chunk to write; Transfer-Encoding, a field
      * decided while sending the content, may be left out of a HEAD's
      * answer (9.3.2). */

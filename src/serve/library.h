@@ -52,12 +52,13 @@
  * Guarded against, on every version: the library frames a body by the first
  * Content-Length field alone (0.9.75, 1.0.1; 1.0.4 refuses a second), so a
  * second is admission's to refuse.
- * Worked around (http.c, connection.h): a pool of one worker is warned of
- * on stderr (both); in 0.9.75, the answer to a Content-Length it cannot
- * read goes out twice (its state is overwritten after queueing), a worker
- * past its share of the connection limit keeps its cleanup mutex and
- * hangs, and MHD_quiesce_daemon with a thread pool races its workers and
- * aborts.
+ * Worked around (http.c, connection.h, live/sse.c): a pool of one worker is
+ * warned of on stderr (both); in 0.9.75, the answer to a Content-Length it
+ * cannot read goes out twice (its state is overwritten after queueing), a
+ * worker past its share of the connection limit keeps its cleanup mutex
+ * and hangs, MHD_quiesce_daemon with a thread pool races its workers and
+ * aborts, and a HEAD answered by a chunked response gets the last chunk
+ * after its header.
  *
  * A library of another version is started with a note, not refused: it
  * gets the 1.0 paths when it is 0.9.77 or newer (the API they use exists),
