@@ -1,17 +1,22 @@
 """The container suite: folio's image built and run by a real Docker engine.
 
 engine.py provides the engine (a private dockerd unless one runs) and the
-base image, imported from an mmdebstrap tarball: nothing is pulled. Checks:
-the image as built (runtime libraries only, non-root, port, health check);
-run --read-only --user 65534 --cap-drop ALL with a published port, the
-article loads in Chromium with every fragment filled; HEALTHCHECK reaches
-healthy; `docker stop` during a slow 2 MB download lets it finish and the
-container exits 0; a custom article mounted at /article is served; a PORT
-the platform injects is honoured; config/compose.yaml (nginx in front of two
-replicas) serves the article from both; and the README's first command, run
-exactly as written in a fresh container from the base image with a copy of
-the repo mounted, serves the article; the Kubernetes preStop command runs
-in the image. Everything the run makes carries its run id (image tags, the
+base images, imported from mmdebstrap tarballs: nothing is pulled. Checks:
+the image as built (an empty base holding folio, the shared objects it links,
+libmagic's database and the article: no shell, no package manager, no other
+program; at most 40 MB; non-root, port, health check); run --read-only
+--user 65534 --cap-drop ALL with a published port, the article loads in
+Chromium with every fragment filled; HEALTHCHECK reaches healthy and its
+probes leave no access-log line; `docker stop` during a slow 2 MB download
+lets it finish and the container exits 0; a custom article mounted at
+/article is served, its types found by libmagic; a PORT the platform injects
+is honoured; docs/preview.md's line for macOS and Windows, run as written
+(but the host port and the image's tag), carries an edit made on the host
+side of the mount to an open page as a live update; config/compose.yaml
+(nginx in front of two replicas) serves the article from both; and the
+README's first command, run exactly as written in a fresh Debian 12 and a
+fresh Debian 13 container with a copy of the repo mounted, serves the
+article. Everything the run makes carries its run id (image tags, the
 compose project, container labels) and is removed at the end, and the run
 fails if the engine then holds anything it did not before (images and their
 layers, containers, networks, volumes, a tag moved). Every wait is bounded;
@@ -35,11 +40,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from engine import DOCKER, Engine  # noqa: E402
-from folio import main  # noqa: E402
+from folio import main, need  # noqa: E402
+
+need("docker-compose", "docker-compose")
+need("node", "nodejs")
 
 SOURCE_ROOT = os.path.abspath(os.environ.get("FOLIO_SOURCE_ROOT") or os.path.join(HERE, "..", ".."))
 TITLE = "The Memory Wall"  # the repo article's <title>
 BIG = 2 << 20              # the slow download's size
+MAX_IMAGE_BYTES = 40 * 1000 * 1000  # the image with the article, as Docker counts MB
+RELEASES = ("bookworm", "trixie")   # the README's first command is tried on both
 # Everything this run makes is named or labelled after it, so that it can be
 # removed whole and never touches a user's own folio:latest or folio:ci.
 run_id = "folio-ci-%d-%s" % (os.getpid(), secrets.token_hex(3))
@@ -64,7 +74,7 @@ def setUpModule():
     global engine, scratch, before
     scratch = tempfile.mkdtemp(prefix="folio-container-")
     os.chmod(scratch, 0o755)  # containers run as 65534 and read mounts from here
-    engine = Engine().__enter__()
+    engine = Engine(bases=RELEASES).__enter__()
     try:
         before = engine_state()
         # The build stage under a tag of its own: removing that tag at the end
@@ -175,7 +185,8 @@ def readme_loader():
 
 def make_article(name, title):
     """A small article of one's own: a page with docs/writing.md's loader, its
-    fragment (with a script the loader must run), a 2 MB asset."""
+    fragment (with a script the loader must run), a 2 MB asset, a PNG picture
+    named without an extension."""
     root = os.path.join(scratch, name)
     for d in ("www", "fragments", "assets"):
         os.makedirs(os.path.join(root, d))
@@ -186,11 +197,29 @@ def make_article(name, title):
         f.write("<p>a fragment</p><script>document.title += ' (scripted)';</script>\n")
     with open(os.path.join(root, "assets", "big.bin"), "wb") as f:
         f.write(os.urandom(BIG))
+    with open(os.path.join(root, "assets", "picture"), "wb") as f:  # no extension: libmagic's to type
+        f.write(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\1\0\0\0\1\x08\x06\0\0\0\x1f\x15\xc4\x89")
     for dirpath, dirs, files in os.walk(root):
         os.chmod(dirpath, 0o755)
         for name in files:
             os.chmod(os.path.join(dirpath, name), 0o644)
     return root
+
+
+def image_files(image):
+    """{path: (type, size)} of every entry in a container of image, as
+    `docker export` writes it ("-" a file, "l" a link, "d" a folder)."""
+    cid = engine.docker("create", "--label", run_id, image).stdout.strip()
+    try:
+        listing = subprocess.run(["sh", "-c", '"$DOCKER" export "$1" | tar -tvf -', "sh", cid],
+                                 env=engine.env, capture_output=True, text=True, timeout=120, check=True)
+    finally:
+        engine.docker("rm", cid, check=False)
+    files = {}
+    for line in listing.stdout.splitlines():
+        fields = line.split(None, 5)
+        files[fields[5].split(" -> ")[0].rstrip("/")] = (fields[0][0], int(fields[2]))
+    return files
 
 
 class Image(unittest.TestCase):
@@ -202,23 +231,39 @@ class Image(unittest.TestCase):
         self.assertIn('"8080/tcp"', cfg[1])
         self.assertIn('"PORT=8080"', cfg[2])
         self.assertEqual(cfg[3], '["CMD","folio","--health-check"]')
-        # Runtime libraries only: no compiler, no headers, no apt lists; folio on PATH.
-        probe = engine.docker("run", "--rm", "--label", run_id, "--entrypoint", "/bin/sh", IMAGE, "-c",
-                              "command -v folio; command -v gcc cc meson || true; "
-                              "ls /usr/include/microhttpd.h 2>/dev/null; ls /var/lib/apt/lists | grep -v -e lock -e partial || true")
-        self.assertEqual(probe.stdout.split(), ["/usr/local/bin/folio"])
 
-    def test_kubernetes_prestop_runs_in_the_image(self):
-        # config/kubernetes/deployment.yaml's preStop, as the pod would run it.
-        from test_kubernetes import manifests
-        _, (_, results) = manifests()
-        pod = [r["object"] for r in results if r["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
-        command = pod["containers"][0]["lifecycle"]["preStop"]["exec"]["command"]
-        started = time.monotonic()
-        r = engine.docker("run", "--rm", "--label", run_id, "--read-only", "--user", "65534", "--cap-drop", "ALL",
-                          "--entrypoint", command[0], IMAGE, *command[1:], check=False)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertGreaterEqual(time.monotonic() - started, float(command[1]))
+    def test_build_stage_is_labelled(self):
+        # What the classic builder leaves untagged after each build is the
+        # build stage: `docker image prune --filter label=folio.stage=build`
+        # (the Dockerfile says so) removes it and never the image itself.
+        label = '{{index .Config.Labels "folio.stage"}}'
+        self.assertEqual(engine.docker("image", "inspect", "-f", label, BUILD_IMAGE).stdout.strip(), "build")
+        self.assertIn(engine.docker("image", "inspect", "-f", label, IMAGE).stdout.strip(), ("", "<no value>"))
+        with open(os.path.join(SOURCE_ROOT, "Dockerfile")) as f:
+            self.assertIn("docker image prune -f --filter label=folio.stage=build", f.read())
+
+    def test_only_what_folio_needs(self):
+        files = image_files(IMAGE)
+        programs = sorted(p for p, (kind, _) in files.items() if kind in "-l"
+                          and re.match(r"(usr/)?(local/)?s?bin/", p))
+        self.assertEqual(programs, ["usr/local/bin/folio"])  # no shell, no sleep, no apt, no gcc
+        for gone in ("var/lib/dpkg", "var/lib/apt", "usr/include", "usr/share/doc"):
+            self.assertNotIn(gone, files)
+        self.assertIn("usr/share/misc/magic.mgc", files)
+        self.assertIn("srv/folio/www/index.html", files)
+        # Its users: nobody alone, whom it runs as.
+        cid = engine.docker("create", "--label", run_id, IMAGE).stdout.strip()
+        try:
+            engine.docker("cp", cid + ":/etc/passwd", os.path.join(scratch, "passwd"))
+        finally:
+            engine.docker("rm", cid, check=False)
+        with open(os.path.join(scratch, "passwd")) as f:
+            self.assertEqual([line.split(":")[:3] for line in f], [["nobody", "x", "65534"]])
+
+    def test_at_most_40_mb(self):
+        size = int(engine.docker("image", "inspect", "-f", "{{.Size}}", IMAGE).stdout)
+        print("image %s: %.1f MB" % (IMAGE, size / 1e6), file=sys.stderr)
+        self.assertLessEqual(size, MAX_IMAGE_BYTES, "the image is %.1f MB" % (size / 1e6))
 
 
 class Run(unittest.TestCase):
@@ -233,8 +278,12 @@ class Run(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertRegex(r.stdout, r"\n[1-9]\d* passed, 0 failed")
             wait_for(lambda: c.inspect("{{.State.Health.Status}}") == "healthy", 60, "healthy")
-            # The access log is on stdout, where `docker logs` finds it.
-            self.assertRegex(c.logs(), r'"GET / HTTP/1\.1" 200')
+            # The access log is on stdout, where `docker logs` finds it; the
+            # HEALTHCHECK's probes (three by now) are not in it, ours above is.
+            wait_for(lambda: int(c.inspect("{{len .State.Health.Log}}")) >= 3, 30, "three health checks")
+            logs = c.logs()
+            self.assertRegex(logs, r'"GET / HTTP/1\.1" 200')
+            self.assertEqual(len(re.findall(r'"GET /__folio/health HTTP/1\.1" 200', logs)), 1, logs)
 
     def test_stop_lets_a_slow_download_finish(self):
         root = make_article("slow", "Slow")
@@ -280,6 +329,10 @@ class Run(unittest.TestCase):
             status, body = wait_for(lambda: served(c.url), 20, "folio")
             self.assertIn("<title>My own article</title>", body)
             self.assertIn("<p>a fragment</p>", http_get(c.url + "fragments/intro.html")[1])
+            # libmagic and its database are in the image: the picture is typed by its bytes.
+            with urllib.request.urlopen(c.url + "assets/picture", timeout=5) as r:
+                self.assertEqual(r.headers["Content-Type"], "image/png")
+            self.assertNotIn("libmagic", c.logs())
             # In Chromium docs/writing.md's loader fills the fragment (article.mjs: every one).
             r = chromium(c.url, min_fragments=1)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
@@ -295,6 +348,60 @@ class Run(unittest.TestCase):
             # The health check follows the same PORT.
             r = engine.docker("exec", c.id, "folio", "--health-check", check=False)
             self.assertEqual(r.returncode, 0, r.stderr)
+
+
+def preview_line():
+    """docs/preview.md's copy-paste line for macOS and Windows: the code
+    block after its <!-- docker-preview --> mark."""
+    with open(os.path.join(SOURCE_ROOT, "docs", "preview.md")) as f:
+        text = f.read()
+    block = re.search(r"<!-- docker-preview -->\s*```sh\n(.*?)```", text, re.S)
+    lines = block.group(1).strip().splitlines() if block else []
+    if len(lines) != 1:
+        raise AssertionError("docs/preview.md: no one-line block after <!-- docker-preview -->")
+    return lines[0]
+
+
+class Preview(unittest.TestCase):
+    """The line an author on macOS or Windows copies, run as written in the
+    folder that holds the article, but for two words: the host port (8000
+    may be taken here; Docker picks a free one) and the image (this run's
+    tag for `folio`). An edit on the host side of the bind mount must reach
+    the page open in Chromium as a live update (preview.mjs)."""
+
+    def test_docs_line_reaches_the_browser_live(self):
+        line = preview_line()
+        words = line.split()
+        self.assertEqual(words[:2], ["docker", "run"], line)
+        self.assertEqual(words[-1], "folio", line)
+        self.assertEqual(words.count("-p"), 1, line)
+        port = words[words.index("-p") + 1]
+        self.assertRegex(port, r"^\d+:8080$", line)
+        tag = run_id + "=preview"
+        command = ('"$DOCKER" run --label %s ' % tag + line[len("docker run "):-len("folio")]
+                   .replace("-p " + port, "-p 127.0.0.1::8080") + IMAGE)
+        root = make_article("preview", "Preview")
+        author = subprocess.Popen(["bash", "-c", command], cwd=root, env=engine.env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            cid = wait_for(lambda: engine.docker("ps", "-q", "--filter", "label=" + tag).stdout.strip(),
+                           30, "the preview container")
+            out = engine.docker("port", cid, "8080/tcp").stdout.split()[0]
+            url = "http://%s/" % out.replace("0.0.0.0", "127.0.0.1")
+            wait_for(lambda: served(url), 20, "the preview")
+            banner = engine.docker("logs", cid).stderr
+            self.assertIn("(preview, live reload by polling)", banner)
+            r = subprocess.run(["node", os.path.join(HERE, "preview.mjs"), url, root], capture_output=True,
+                               text=True, timeout=120, cwd=os.path.join(SOURCE_ROOT, "tests"))
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            print(r.stdout, file=sys.stderr)
+        finally:
+            author.terminate()  # docker run passes the signal on: folio stops, --rm removes it
+            try:
+                author.wait(30)
+            except subprocess.TimeoutExpired:
+                author.kill()
+                author.wait()
 
 
 class Compose(unittest.TestCase):
@@ -368,8 +475,9 @@ class FreshCiScript(unittest.TestCase):
         with open(os.path.join(HERE, "fresh-ci.sh")) as f:
             script = f.read()
         run = re.search(r'"\$DOCKER" run .*?bash \.ci/run\'', script, re.S).group(0)
-        # The script's own extras: its log and the container's name.
-        run = run.replace('--name "folio-fresh-ci-$$"', "")
+        # The script's own extras: its log and the container's name; its
+        # release is an argument, Debian 12 unless told.
+        run = run.replace('--name "folio-fresh-ci-$$"', "").replace('"debian:$release-slim"', "debian:bookworm-slim")
         ours, theirs = docker_run_options(run), docker_run_options(readme[0])
         self.assertEqual(ours, theirs)
         self.assertIn(("-v", "/var/run/docker.sock", False), ours)
@@ -377,19 +485,22 @@ class FreshCiScript(unittest.TestCase):
 
 
 class FreshDebian(unittest.TestCase):
-    def test_readme_first_command(self):
+    """The README's first command, exactly as written, in a fresh Debian 12
+    and a fresh Debian 13 container (minbase) with a copy of the repo."""
+
+    def first_command(self, release):
         readme = open(os.path.join(SOURCE_ROOT, "README.md")).read()
         block = re.search(r"```sh\n(.*?)```", readme, re.S).group(1)
         command = block.splitlines()[0].split("#")[0].strip()
         self.assertEqual(command, "bash .ci/setup && build/src/folio")  # what a newcomer types
-        repo = os.path.join(scratch, "repo")
+        repo = os.path.join(scratch, "repo-" + release)
         shutil.copytree(SOURCE_ROOT, repo, symlinks=True, ignore=shutil.ignore_patterns(
             "build*", "node_modules", ".git"))
-        apt_cache = os.path.join(engine.cache, "apt-archives")  # warm runs fetch nothing
+        apt_cache = os.path.join(engine.cache, "apt-archives-" + release)  # warm runs fetch nothing
         os.makedirs(os.path.join(apt_cache, "partial"), exist_ok=True)
         cid = engine.docker("run", "-d", "--label", run_id, "-v", repo + ":/repo", "-w", "/repo",
                             "-v", apt_cache + ":/var/cache/apt/archives",
-                            "debian:bookworm-slim", "bash", "-c", command).stdout.strip()
+                            "debian:%s-slim" % release, "bash", "-c", command).stdout.strip()
         try:
             def started():
                 logs = engine.docker("logs", cid, check=False)
@@ -405,6 +516,12 @@ class FreshDebian(unittest.TestCase):
             self.assertIn(TITLE, fetch.stdout)
         finally:
             engine.docker("rm", "-f", cid, check=False)
+
+    def test_readme_first_command_on_debian_12(self):
+        self.first_command("bookworm")
+
+    def test_readme_first_command_on_debian_13(self):
+        self.first_command("trixie")
 
 
 if __name__ == "__main__":
