@@ -959,6 +959,7 @@
     if (!following || space < 0 || data.slice(0, space) === tabId) return;
     var place = placeOf(data.slice(space + 1));
     if (!place) return;
+    if (place.tag === '~DETAILS') { openAs(place); return; }
     if (byHand()) {
       status.held++;
       held = { place: place, at: Date.now() };
@@ -967,6 +968,30 @@
     }
     held = null;
     goTo(place);
+  }
+
+  /* A <details> opened or closed follows too: sent as a place whose tag is "~DETAILS" and whose
+   * fraction is 1 (open) or 0, the element's path as a place's. */
+  function pathTo(el) {
+    var steps = [];
+    for (var e = el; e && e !== document.body && e.parentElement; e = e.parentElement) {
+      steps.unshift({ i: elementKids(e.parentElement).indexOf(e), id: e.id || null });
+    }
+    return e === document.body ? steps : null;
+  }
+  document.addEventListener('toggle', function (e) {
+    var d = e.target;
+    if (!following || !d || d.localName !== 'details' || ours(d)) return;
+    if (d.__folioToggled) { d.__folioToggled = false; return; } /* ours, from another tab */
+    var steps = pathTo(d);
+    if (steps) send({ kind: 'place', from: tabId, place: placeText({ tag: '~DETAILS', steps: steps, offset: d.open ? 1 : 0, height: 1 }) });
+  }, true);
+  function openAs(place) {
+    var f = find(place), open = place.frac >= 0.5;
+    if (!f.el || f.el.localName !== 'details' || f.el.open === open) return;
+    f.el.__folioToggled = true;
+    f.el.open = open;
+    status.followed++;
   }
 
   /* Turns follow mode on or off for this tab (kept for the tab's session). */

@@ -41,7 +41,8 @@ function longPage() {
   for (let s = 1; s <= 40; s++) {
     const paras = Array.from({ length: 3 }, (_, p) => `<p>${words(60 + ((s * 13 + p * 7) % 50), s + p)}.</p>`);
     const frag = s === 25 ? '\n<div id="fragment-widget"><p>Loading…</p></div>' : '';
-    sections.push(`<section id="s${s}">\n<h2 id="h${s}">Section ${s}</h2>\n${paras.join('\n')}${frag}\n</section>`);
+    const more = s === 9 ? '\n<details><summary>The derivation</summary><p>' + words(90, 2) + '.</p></details>' : '';
+    sections.push(`<section id="s${s}">\n<h2 id="h${s}">Section ${s}</h2>\n${paras.join('\n')}${more}${frag}\n</section>`);
   }
   return `<!doctype html>
 <html lang=en>
@@ -202,6 +203,15 @@ step('a fragment\'s inner element: the desktop goes there, the phone follows', a
   await scrollTo(desk, '#widget-inner');
   const ms = await shows(phone, '#widget-inner', t);
   assert(ms < 1000, `${ms} ms`);
+});
+
+step('a details opened on the phone opens on the desktop, and closes', async () => {
+  for (const open of [true, false]) {
+    const t = Date.now();
+    await phone.evaluate((o) => { document.querySelector('#s9 details').open = o; }, open);
+    await waitFor(desk, (o) => document.querySelector('#s9 details').open === o, open, `the desktop's details ${open ? 'open' : 'closed'}`, 3000);
+    assert(Date.now() - t < 1000, `${Date.now() - t} ms`);
+  }
 });
 
 step('a scroll is at most one message a frame, and none in the access log', async () => {
