@@ -19,6 +19,8 @@
 #include "base/settings.h"
 #include "cache.h"
 #include "connection.h"
+#include "connection_daemon.h"
+#include "connection_deadline.h"
 #include "deadline.h"
 #include "exchange.h"
 #include "library.h"
@@ -34,7 +36,7 @@ struct http_server {
     struct acceptor *acceptor;       /* accepts for the daemon's workers (acceptor.h) */
     struct http_context ctx;
     struct exchange_server shared;   /* what every request reads (exchange.h) */
-    struct connection_daemon conns;  /* the connection and logger callbacks' (connection.h) */
+    struct connection_daemon conns;  /* the connection and logger callbacks' (connection_daemon.h) */
     struct ready_sweeper *sweeper;   /* closes held descriptors unused or of files gone */
     atomic_uint in_flight;
     atomic_bool quiesced; /* http_server_quiesce ran: new connections are closed at once */
@@ -208,12 +210,13 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     settings_release(s->ctx.settings, ex->config);
     free(ex->sent_target);
     free(ex);
-    connection_expect_headers(&s->conns, conn); /* the next request's, on a connection kept alive */
+    /* the next request's, on a connection kept alive */
+    connection_expect_headers(conn, s->conns.header_timeout, s->conns.timeout);
     atomic_fetch_sub(&s->in_flight, 1);
 }
 
-/* folio's verdict on a head the library refuses itself (connection.h's
- * refused_head): the status to answer instead, 0 for the library's. */
+/* folio's verdict on a head the library refuses itself (connection_answer.h's
+ * connection_verdict): the status to answer instead, 0 for the library's. */
 static unsigned refused_head(struct MHD_Connection *conn, void *request, unsigned status)
 {
     (void)status; /* the library's: folio's verdict decides */
@@ -279,7 +282,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
     }
     s->conns.acceptor = s->acceptor;
     s->conns.refused_head = refused_head;
-    /* MHD_USE_TURBO: see connection.h (what it changes, and why folio wants it).
+    /* MHD_USE_TURBO: see connection_daemon.h (what it changes, and why folio wants it).
      * The limit is the acceptor's: libmicrohttpd's own, split among its
      * workers, must never bind. Each worker is given twice the whole limit:
      * a closed connection leaves its count only when cleaned up, after the

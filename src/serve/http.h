@@ -9,8 +9,8 @@
  *
  * Its parts: admission.c (may the head be served at all), target.c (from
  * target to answer), ready.c (whole responses kept), respond.c and
- * response.c (queueing, headers, error pages), connection.c and log.c
- * (libmicrohttpd's connection and logger callbacks, the access log).
+ * response.c (queueing, headers, error pages), connection_daemon.c and
+ * log.c (libmicrohttpd's connection and logger callbacks, the access log).
  *
  * The daemon runs a pool of epoll threads with suspend/resume (for the event
  * streams live reload may add through its hook), so every handler runs on

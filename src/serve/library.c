@@ -117,7 +117,7 @@ bool library_header_block(struct MHD_Connection *conn, const char *method, const
     return true;
 }
 
-/* See library.h: 1.0 closes on a NUL in the line (connection.h answers). */
+/* See library.h: 1.0 closes on a NUL in the line (connection_answer.h answers). */
 bool library_skips_nul_lines(void)
 {
     return !is_new();

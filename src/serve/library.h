@@ -24,7 +24,7 @@
  *   - keepalive_possible(): when a connection is read on (library_kept_alive);
  *   - with MHD_USE_TURBO, a connection the library closes for a request line
  *     it cannot read is notified with its socket still writable, its write
- *     side not shut (connection.h answers that 400 itself);
+ *     side not shut (connection_answer.h answers that 400 itself);
  *   - a response queued on the handler's first call for a request ends its
  *     connection (http.c answers on the second);
  *   - MHD_add_connection gives a socket to the worker its descriptor picks,
@@ -52,7 +52,7 @@
  * Guarded against, on every version: the library frames a body by the first
  * Content-Length field alone (0.9.75, 1.0.1; 1.0.4 refuses a second), so a
  * second is admission's to refuse.
- * Worked around (http.c, connection.h, live/sse.c): a pool of one worker is
+ * Worked around (http.c, connection_answer.h, live/sse.c): a pool of one worker is
  * warned of on stderr (both); in 0.9.75, the answer to a Content-Length it
  * cannot read goes out twice (its state is overwritten after queueing), a
  * worker past its share of the connection limit keeps its cleanup mutex

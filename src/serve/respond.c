@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "connection.h"
+#include "connection_deadline.h"
 #include "exchange.h"
 #include "site/live_hook.h"
 #include "progress.h"
