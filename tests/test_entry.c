@@ -5,6 +5,8 @@
  * Real files in a temporary folder, no libmicrohttpd. */
 #include "cmocka_prelude.h"
 
+#include "build_config.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -3,6 +3,8 @@
  * incompressible input is declined by each. */
 #include "cmocka_prelude.h"
 
+#include "build_config.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>

@@ -14,12 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "build_config.h"
 #include "config_table.h"
 #include "escape.h"
 
-#ifndef FOLIO_VERSION
-#define FOLIO_VERSION "unknown"
-#endif
 
 /* Sets err to "source[:line]: message"-to-be and returns CONFIG_INVALID. */
 static enum config_result invalid(struct config_error *err, const char *source, int line,

@@ -1,6 +1,8 @@
 /* qr — see qr.h. */
 #include "qr.h"
 
+#include "build_config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,7 @@
 #include "compress.h"
 
+#include "build_config.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <zlib.h>

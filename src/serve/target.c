@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "build_config.h"
 #include "base/config.h"
 #include "base/escape.h"
 #include "base/say_limit.h"
@@ -27,9 +28,6 @@
 #include "site/routes.h"
 #include "savings.h"
 
-#ifndef FOLIO_VERSION
-#define FOLIO_VERSION "unknown"
-#endif
 
 #define RESERVED_PREFIX ROUTES_RESERVED_PREFIX
 
