@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <microhttpd.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -112,6 +113,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return q;
 }
 
+/* Counts the log messages of a daemon (test_the_daemon_options). */
+static atomic_int messages;
+static void count_messages(void *cls, const char *fmt, va_list ap)
+{
+    atomic_fetch_add(&messages, 1);
+}
+
 /* Answers "ok" on the first call (the connection then ends, body or not). */
 static enum MHD_Result answer_at_once(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                       const char *version, const char *upload, size_t *upload_size, void **req)
@@ -140,11 +148,12 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **ctx, en
  * options), handler answering; its port in *port. */
 static struct MHD_Daemon *start_with(MHD_AccessHandlerCallback handler, uint16_t *port)
 {
+    struct MHD_OptionItem options[LIBRARY_OPTIONS_MAX];
+    library_daemon_options(options, 64, 1);
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_USE_ERROR_LOG, 0, NULL, NULL,
         handler, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
-        NULL, MHD_OPTION_EXTERNAL_LOGGER, on_message, NULL, MHD_OPTION_ARRAY, library_daemon_options(),
-        MHD_OPTION_END);
+        NULL, MHD_OPTION_EXTERNAL_LOGGER, on_message, NULL, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
     assert_non_null(d);
     *port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
     return d;
@@ -341,6 +350,37 @@ static void test_what_reaches_the_handler(void **state)
     }
     MHD_stop_daemon(d);
     assert_int_equal(library_skips_nul_lines(), !new_library());
+}
+
+/* The options: a pool only past one worker (the library warns of a pool of
+ * one), a limit of its own that never binds before folio's, the discipline
+ * on a new library; a daemon takes them without a word in its log. */
+static void test_the_daemon_options(void **state)
+{
+    struct MHD_OptionItem items[LIBRARY_OPTIONS_MAX];
+    for (unsigned threads = 0; threads <= 3; threads++) {
+        library_daemon_options(items, 100, threads);
+        bool pool = false, discipline = false;
+        size_t i = 0;
+        for (; items[i].option != MHD_OPTION_END; i++) {
+            pool = pool || items[i].option == MHD_OPTION_THREAD_POOL_SIZE;
+            discipline = discipline || (int)items[i].option == 38; /* MHD_OPTION_CLIENT_DISCIPLINE_LVL */
+            if (items[i].option == MHD_OPTION_CONNECTION_LIMIT) {
+                assert_int_equal(items[i].value, 200 * (threads > 1 ? threads : 1));
+            }
+        }
+        assert_true(i < LIBRARY_OPTIONS_MAX);
+        assert_int_equal(pool, threads > 1);
+        assert_int_equal(discipline, new_library());
+        struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG,
+                                                0, NULL, NULL, answer_at_once, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+                                                count_messages, NULL, MHD_OPTION_ARRAY, items, MHD_OPTION_END);
+        assert_non_null(d);
+        MHD_stop_daemon(d);
+    }
+    assert_int_equal(atomic_load(&messages), 0);
+    library_daemon_options(items, UINT_MAX, 8);
+    assert_int_equal(items[0].value, UINT_MAX); /* capped, never wrapped */
 }
 
 /* A line it cannot parse is dropped with its socket still writable. */
@@ -618,10 +658,12 @@ static char *head_of(size_t head_bytes)
  * a head_bytes head with (head_of); 0 for none. */
 static unsigned status_for_head(size_t pool, size_t head_bytes)
 {
+    struct MHD_OptionItem options[LIBRARY_OPTIONS_MAX];
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_USE_ERROR_LOG, 0, NULL, NULL,
         on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_message, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_ARRAY, library_daemon_options(), MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_ARRAY, library_daemon_options(options, 64, 1),
+        MHD_OPTION_END);
     assert_non_null(d);
     uint16_t port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
     char *req = head_of(head_bytes);
@@ -743,6 +785,7 @@ int main(void)
         cmocka_unit_test(test_a_nul_in_the_target),
         cmocka_unit_test(test_the_header_block),
         cmocka_unit_test(test_what_reaches_the_handler),
+        cmocka_unit_test(test_the_daemon_options),
         cmocka_unit_test(test_a_dropped_line_leaves_the_socket_writable),
         cmocka_unit_test(test_every_connection_line_counts),
         cmocka_unit_test(test_an_answer_on_the_first_call_ends_the_connection),

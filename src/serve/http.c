@@ -1,7 +1,6 @@
 #include "http.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -282,21 +281,15 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
     }
     s->conns.acceptor = s->acceptor;
     s->conns.refused_head = refused_head;
-    /* MHD_USE_TURBO: see connection_daemon.h (what it changes, and why folio wants it).
-     * The limit is the acceptor's: libmicrohttpd's own, split among its
-     * workers, must never bind. Each worker is given twice the whole limit:
-     * a closed connection leaves its count only when cleaned up, after the
-     * close is notified and the acceptor has handed its slot on. Past its
-     * limit a worker would not just close the socket (library.h): 0.9.75's
-     * returns from new_connection_process_ holding cleanup_connection_mutex,
-     * and hangs at its next cleanup (seen in a test of this, not kept: it
-     * cannot be stopped). */
+    /* MHD_USE_TURBO: see connection_daemon.h (what it changes, and why folio
+     * wants it). The connection limit is the acceptor's; the library's own,
+     * the pool and the parsing are library_daemon_options'. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
-    unsigned long unbound = 2ul * (unsigned long)c->connection_limit * (c->threads > 1 ? c->threads : 1);
+    struct MHD_OptionItem library[LIBRARY_OPTIONS_MAX];
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, accept_unless_quiesced, s, handle_request, s,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(unbound < UINT_MAX ? unbound : UINT_MAX),
+        MHD_OPTION_ARRAY, library_daemon_options(library, (unsigned)c->connection_limit, (unsigned)c->threads),
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->per_ip_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->header_limit,
@@ -304,11 +297,6 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
         MHD_OPTION_NOTIFY_COMPLETED, on_request_done, s,
         MHD_OPTION_NOTIFY_CONNECTION, connection_on_notify, &s->conns,
         MHD_OPTION_EXTERNAL_LOGGER, connection_on_mhd_message, &s->conns,
-        MHD_OPTION_ARRAY, library_daemon_options(),
-        /* Last: one worker is the polling thread itself, with no pool option at
-         * all (libmicrohttpd warns on stderr of a pool of 0 or 1, and ignores
-         * it), so there the list ends one option early. */
-        c->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (unsigned)c->threads,
         MHD_OPTION_END);
     connection_daemon_started(&s->conns);
     if (!d || !acceptor_start(s->acceptor, d)) {

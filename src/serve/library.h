@@ -52,13 +52,13 @@
  * Guarded against, on every version: the library frames a body by the first
  * Content-Length field alone (0.9.75, 1.0.1; 1.0.4 refuses a second), so a
  * second is admission's to refuse.
- * Worked around (http.c, connection_answer.h, live/sse.c): a pool of one worker is
- * warned of on stderr (both); in 0.9.75, the answer to a Content-Length it
- * cannot read goes out twice (its state is overwritten after queueing), a
- * worker past its share of the connection limit keeps its cleanup mutex
- * and hangs, MHD_quiesce_daemon with a thread pool races its workers and
- * aborts, and a HEAD answered by a chunked response gets the last chunk
- * after its header.
+ * Worked around (library_daemon_options, http.c, connection_answer.h,
+ * live/sse.c): a pool of one worker is warned of on stderr (both); in
+ * 0.9.75, the answer to a Content-Length it cannot read goes out twice (its
+ * state is overwritten after queueing), a worker past its share of the
+ * connection limit keeps its cleanup mutex and hangs, MHD_quiesce_daemon
+ * with a thread pool races its workers and aborts, and a HEAD answered by a
+ * chunked response gets the last chunk after its header.
  *
  * A library of another version is started with a note, not refused: it
  * gets the 1.0 paths when it is 0.9.77 or newer (the API they use exists),
@@ -81,9 +81,15 @@
  * that tells the user what it means for them (err NULL: silently). */
 bool library_verified(const char *version, FILE *err);
 
-/* The options folio's daemon adds for this library (MHD_OPTION_ARRAY's
- * list, ended by MHD_OPTION_END): on 1.0, the discipline above. */
-const struct MHD_OptionItem *library_daemon_options(void);
+enum { LIBRARY_OPTIONS_MAX = 4 };
+
+/* Fills items (LIBRARY_OPTIONS_MAX of them) with the options folio's daemon
+ * takes from this library, for MHD_OPTION_ARRAY, and returns it: a pool of
+ * threads workers (none at all for one: the library warns of a pool of 1
+ * on stderr), a connection limit that never binds before limit, folio's
+ * own, does (the acceptor's; 0.9.75 hangs a worker past its share), and on
+ * 1.0 the discipline above. */
+const struct MHD_OptionItem *library_daemon_options(struct MHD_OptionItem *items, unsigned limit, unsigned threads);
 
 /* ---- the request line and the header block ---- */
 
