@@ -91,6 +91,13 @@ void connection_head_checked(struct connection *c)
 {
     if (c) {
         c->head_pending = false;
+    }
+}
+
+/* See connection.h. */
+void connection_request_whole(struct connection *c)
+{
+    if (c) {
         c->head_since_ms = -1;
     }
 }

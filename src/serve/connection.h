@@ -29,7 +29,8 @@ struct connection {
     bool used;                       /* a request line was read on it */
     bool head_pending;               /* a request line was read, our handler not yet called */
     void *request;                   /* its record (http.c's exchange) from then to its end; else NULL */
-    int64_t head_since_ms;           /* CLOCK_MONOTONIC ms since when a request head is arriving; -1: none is */
+    int64_t head_since_ms;           /* CLOCK_MONOTONIC ms since when a request (head, then body) is
+                                      * arriving; -1: none is (connection_request_whole) */
     bool evicted;                    /* connection_make_room closed it, for a newer one */
     unsigned answered;               /* the status folio wrote on the socket itself; 0: none */
     size_t answered_bytes;           /* that answer's body length */
@@ -66,6 +67,14 @@ void connection_request_started(struct connection *c, void *request);
 /* Our handler was called for the request: its head is libmicrohttpd's no
  * longer (see connection_answer_refused_head). Accepts NULL. */
 void connection_head_checked(struct connection *c);
+
+/* The request is wholly in (its head and the body it announced, if any) and
+ * is being answered: no longer one connection_make_room may close. Until
+ * then a request still arriving counts as its head does: folio reads no
+ * body, so a complete head that announces one (Content-Length: 100, or
+ * chunked) and sends none is a slowloris like a head that never ends.
+ * Accepts NULL. */
+void connection_request_whole(struct connection *c);
 
 /* A response is being queued on conn, on this thread (connection_refuse_no_room). */
 void connection_note_queued(struct MHD_Connection *conn);

@@ -41,8 +41,9 @@ void connection_expect_headers(struct MHD_Connection *conn, unsigned header_time
                                unsigned idle_timeout_s);
 
 /* The daemon holds its limit (at_cap: acceptor_at_cap), c the newest: when
- * one of this thread's others is still waiting for its request head (a
- * line, or the rest of the fields; a kept-alive connection waits too),
+ * one of this thread's others is still waiting for its request (a line, the
+ * rest of the fields, or the body a complete head announced; a kept-alive
+ * connection waits too),
  * shuts down the one that has waited longest, so a client that sends its
  * request at once always finds a slot however many slow ones hold the rest
  * (a slowloris). Its socket is shut as the deadline watcher's are:

@@ -61,6 +61,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
         connection_head_checked(connection_of(conn));
         unsigned refused = exchange_admit(conn, ex, method, version);
         if (refused) {
+            connection_request_whole(connection_of(conn));
             return respond_error(conn, ex, refused);
         }
     }
@@ -83,6 +84,9 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
         *upload_size = 0;
         return MHD_YES;
     }
+    /* The head and any body are in: answering now, no longer evictable
+     * (a body still coming was: connection_request_whole). */
+    connection_request_whole(connection_of(conn));
     if (ex->body_bytes > ADMISSION_BODY_MAX) {
         return respond_error(conn, ex, 413);
     }

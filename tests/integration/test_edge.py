@@ -904,6 +904,43 @@ class SlowlorisAtTheCap(ArticleTestCase):
         self.assertTrue(self.server.alive(patience=2))
 
 
+class BodyLorisAtTheCap(ArticleTestCase):
+    """A complete head that announces a body (Content-Length: 100, or chunked) and sends
+    none is a slowloris too: folio reads no body, so at the connection cap the one whose
+    request has been arriving longest, head or body, is closed for a client that sends
+    its request at once (issue 36, 1). It held every reader out for --header-timeout."""
+    server_args = ("--header-timeout", "30", "--timeout", "30", "--connection-limit", "24",
+                   "--per-ip-limit", "8", "--threads", "2")
+
+    def test_a_normal_client_is_served_at_once(self):
+        hogs = []
+        try:
+            for i in range(24):
+                s = socket.socket()
+                s.bind(("127.0.0.%d" % (2 + i % 4), 0))
+                s.settimeout(5)
+                s.connect(("127.0.0.1", self.server.port))
+                body = b"Content-Length: 100\r\n" if i % 2 else b"Transfer-Encoding: chunked\r\n"
+                s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n" + body + b"\r\n")
+                hogs.append(s)
+                # Its head read whole and handed over (100 Continue) before the next comes, so
+                # none is still "arriving" as a head: the cap is full of bodies awaited.
+                self.assertTrue(s.recv(64).startswith(b"HTTP/1.1 100 "))
+            for _ in range(3):
+                start = time.time()
+                resp = until_close(self.server.port, request(), timeout=10)
+                self.assertEqual(status_of(resp), 200, resp[:200])
+                self.assertLess(time.time() - start, 2 * SLOWDOWN, "a reader waited for a body loris")
+            # A body that does come is still read, and the request answered.
+            with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as s:
+                s.sendall(request(headers=b"Host: t\r\nContent-Length: 5\r\n", body=b"hello"))
+                self.assertEqual(status_of(s.recv(65536)), 200)
+        finally:
+            for s in hogs:
+                s.close()
+        self.assertTrue(self.server.alive(patience=2))
+
+
 class SlowResponse(ArticleTestCase):
     """A response read a few bytes at a time: ended once it falls below
     --send-rate, though every read keeps the idle timeout away."""
