@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "build_config.h"
 #include "config_table.h"
 #include "escape.h"
@@ -73,7 +74,7 @@ static bool read_file(const char *path, char **text, char *err, size_t err_size)
     while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
         len += n;
         if (len + 1 == cap) {
-            char *grown = cap < (1u << 20) ? realloc(buf, cap *= 2) : NULL;
+            char *grown = cap < (1u << 20) ? array_grow(buf, &cap, cap + 1, 1, 0) : NULL;
             if (!grown) {
                 free(buf);
                 fclose(f);

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
+
 /* A folder below another, never through a symlink. */
 #define DIR_OPEN_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -108,14 +110,11 @@ static bool dir_reopen(struct dir_walk_state *s, size_t i)
 static const char *dir_join(struct dir_walk_state *s, const char *rel, const char *name)
 {
     size_t a = strlen(rel), b = strlen(name), need = a + b + 2;
-    if (need > s->bufcap) {
-        char *grown = realloc(s->buf, need * 2);
-        if (grown == NULL) {
-            return NULL;
-        }
-        s->buf = grown;
-        s->bufcap = need * 2;
+    char *grown = array_grow(s->buf, &s->bufcap, need, 1, 256);
+    if (grown == NULL) {
+        return NULL;
     }
+    s->buf = grown;
     memcpy(s->buf, rel, a);
     size_t n = a;
     if (a > 0) {
@@ -129,15 +128,11 @@ static const char *dir_join(struct dir_walk_state *s, const char *rel, const cha
 static bool dir_keep(struct dir_frame *f, const char *name, size_t *cap)
 {
     size_t n = strlen(name) + 1;
-    if (f->len + n > *cap) {
-        size_t grown_cap = (f->len + n) * 2;
-        char *grown = realloc(f->subs, grown_cap);
-        if (grown == NULL) {
-            return false;
-        }
-        f->subs = grown;
-        *cap = grown_cap;
+    char *grown = array_grow(f->subs, cap, f->len + n, 1, 256);
+    if (grown == NULL) {
+        return false;
     }
+    f->subs = grown;
     memcpy(f->subs + f->len, name, n);
     f->len += n;
     return true;
@@ -202,16 +197,12 @@ static int dir_push(struct dir_walk_state *s, int fd, const char *rel)
 {
     struct stat st;
     char *copy = strdup(rel);
-    if (s->depth == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 32;
-        struct dir_frame *grown = copy ? realloc(s->f, cap * sizeof *grown) : NULL;
-        if (grown == NULL) {
-            free(copy);
-            copy = NULL;
-        } else {
-            s->f = grown;
-            s->cap = cap;
-        }
+    struct dir_frame *grown = copy ? array_grow(s->f, &s->cap, s->depth + 1, sizeof *grown, 32) : NULL;
+    if (grown == NULL) {
+        free(copy);
+        copy = NULL;
+    } else {
+        s->f = grown;
     }
     if (copy == NULL || fstat(fd, &st) != 0) {
         close(fd);

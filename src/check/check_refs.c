@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/array.h"
 #include "base/css.h"
 #include "base/html.h"
 
@@ -16,16 +17,12 @@ static bool check_add_ref(struct check_doc *d, char *url, size_t offset, const c
     if (url == NULL) {
         return false;
     }
-    if (d->nrefs == d->refs_cap) {
-        size_t cap = d->refs_cap ? d->refs_cap * 2 : 16;
-        struct check_ref *grown = realloc(d->refs, cap * sizeof(*grown));
-        if (grown == NULL) {
-            free(url);
-            return false;
-        }
-        d->refs = grown;
-        d->refs_cap = cap;
+    struct check_ref *grown = array_grow(d->refs, &d->refs_cap, d->nrefs + 1, sizeof(*grown), 16);
+    if (grown == NULL) {
+        free(url);
+        return false;
     }
+    d->refs = grown;
     struct check_ref *r = &d->refs[d->nrefs++];
     *r = (struct check_ref){.url = url, .offset = offset, .link = link, .fragment = fragment};
     snprintf(r->what, sizeof(r->what), "%s", what);
@@ -38,16 +35,12 @@ static bool check_add_id(struct check_doc *d, char *id, size_t offset, bool is_n
     if (id == NULL) {
         return false;
     }
-    if (d->nids == d->ids_cap) {
-        size_t cap = d->ids_cap ? d->ids_cap * 2 : 32;
-        struct check_id *grown = realloc(d->ids, cap * sizeof(*grown));
-        if (grown == NULL) {
-            free(id);
-            return false;
-        }
-        d->ids = grown;
-        d->ids_cap = cap;
+    struct check_id *grown = array_grow(d->ids, &d->ids_cap, d->nids + 1, sizeof(*grown), 32);
+    if (grown == NULL) {
+        free(id);
+        return false;
     }
+    d->ids = grown;
     d->ids[d->nids++] = (struct check_id){.id = id, .offset = offset, .is_name = is_name};
     return true;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/array.h"
 #include "base/html.h"
 #include "check_near.h"
 #include "check_walk.h"
@@ -37,16 +38,12 @@ static void check_note(struct check_run *r, enum check_severity sev, const struc
 static void check_note(struct check_run *r, enum check_severity sev, const struct check_file *file,
                          size_t offset, const char *ref, const char *resolved, const char *fmt, ...)
 {
-    if (r->npending == r->pending_cap) {
-        size_t cap = r->pending_cap ? r->pending_cap * 2 : 32;
-        struct check_pending *grown = realloc(r->pending, cap * sizeof(*grown));
-        if (grown == NULL) {
-            r->failed = true;
-            return;
-        }
-        r->pending = grown;
-        r->pending_cap = cap;
+    struct check_pending *grown = array_grow(r->pending, &r->pending_cap, r->npending + 1, sizeof(*grown), 32);
+    if (grown == NULL) {
+        r->failed = true;
+        return;
     }
+    r->pending = grown;
     va_list ap;
     va_start(ap, fmt);
     struct check_pending p = {sev, CHECK_CODE_NONE, file, offset, check_vformat(fmt, ap), strdup(ref ? ref : ""),

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/dir_walk.h"
 #include "check_near.h"
 #include "site/resolve.h"
@@ -54,17 +55,13 @@ static void check_add_file(struct check_run *r, const struct route *route, const
         free(url);
         return;
     }
-    if (r->nfiles == r->files_cap) {
-        size_t cap = r->files_cap ? r->files_cap * 2 : 64;
-        struct check_file *grown = realloc(r->files, cap * sizeof(*grown));
-        if (grown == NULL) {
-            free(url);
-            r->failed = true;
-            return;
-        }
-        r->files = grown;
-        r->files_cap = cap;
+    struct check_file *grown = array_grow(r->files, &r->files_cap, r->nfiles + 1, sizeof(*grown), 64);
+    if (grown == NULL) {
+        free(url);
+        r->failed = true;
+        return;
     }
+    r->files = grown;
     bool html = check_has_ext(rel, ".html") || check_has_ext(rel, ".htm");
     struct check_file *f = &r->files[r->nfiles++];
     *f = (struct check_file){

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/array.h"
+
 struct sse_client {
     struct sse_hub *hub;
     struct MHD_Connection *conn;
@@ -126,19 +128,12 @@ static void sse_client_push(struct sse_client *c, const char *bytes, size_t len)
         memmove(c->buf, c->buf + c->off, c->len);
         c->off = 0;
     }
-    if (c->len + len > c->cap) {
-        size_t cap = c->cap ? c->cap : 256;
-        while (cap < c->len + len) {
-            cap *= 2;
-        }
-        char *b = realloc(c->buf, cap);
-        if (b == NULL) {
-            sse_client_drop(c);
-            return;
-        }
-        c->buf = b;
-        c->cap = cap;
+    char *b = array_grow(c->buf, &c->cap, c->len + len, 1, 256);
+    if (b == NULL) {
+        sse_client_drop(c);
+        return;
     }
+    c->buf = b;
     memcpy(c->buf + c->off + c->len, bytes, len);
     c->len += len;
 }

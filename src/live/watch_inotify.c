@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/dir_walk.h"
 #include "base/escape.h"
 #include "watch_path.h"
@@ -82,20 +83,13 @@ static void watch_fs_hint(const struct watch_inotify *ino, const char *path)
 /* Makes room for index @wd in the node table. */
 static bool watch_nodes_reserve(struct watch_inotify *ino, size_t wd)
 {
-    if (wd < ino->nnodes) {
-        return true;
-    }
-    size_t cap = ino->nnodes ? ino->nnodes : 64;
-    while (cap <= wd) {
-        cap *= 2;
-    }
-    struct watch_node *n = realloc(ino->nodes, cap * sizeof *n);
+    size_t had = ino->nnodes;
+    struct watch_node *n = array_grow(ino->nodes, &ino->nnodes, wd + 1, sizeof *n, 64);
     if (n == NULL) {
         return false;
     }
-    memset(n + ino->nnodes, 0, (cap - ino->nnodes) * sizeof *n);
+    memset(n + had, 0, (ino->nnodes - had) * sizeof *n);
     ino->nodes = n;
-    ino->nnodes = cap;
     return true;
 }
 

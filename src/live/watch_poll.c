@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/dir_walk.h"
 #include "base/escape.h"
 #include "watch_path.h"
@@ -50,29 +51,18 @@ struct watch_poll {
 static struct watch_entry *watch_snap_add(struct watch_snap *s, size_t root,
                                           const char *rel, size_t len)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 256;
-        struct watch_entry *e = realloc(s->e, cap * sizeof *e);
-        if (e == NULL) {
-            s->failed = true;
-            return NULL;
-        }
-        s->e = e;
-        s->cap = cap;
+    struct watch_entry *entries = array_grow(s->e, &s->cap, s->n + 1, sizeof *entries, 256);
+    if (entries == NULL) {
+        s->failed = true;
+        return NULL;
     }
-    if (s->alen + len + 1 > s->acap) {
-        size_t cap = s->acap ? s->acap : 8192;
-        while (cap < s->alen + len + 1) {
-            cap *= 2;
-        }
-        char *a = realloc(s->arena, cap);
-        if (a == NULL) {
-            s->failed = true;
-            return NULL;
-        }
-        s->arena = a;
-        s->acap = cap;
+    s->e = entries;
+    char *a = array_grow(s->arena, &s->acap, s->alen + len + 1, 1, 8192);
+    if (a == NULL) {
+        s->failed = true;
+        return NULL;
     }
+    s->arena = a;
     memcpy(s->arena + s->alen, rel, len);
     s->arena[s->alen + len] = '\0';
     struct watch_entry *e = &s->e[s->n++];

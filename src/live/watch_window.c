@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/array.h"
 #include "base/clock.h"
 
 /* The real clock, base/clock.h's, for the window's injected one. */
@@ -75,15 +76,11 @@ static bool watch_window_reserve(struct watch_window *win)
     if (win->npending >= WATCH_MAX_BATCH) {
         return false;
     }
-    if (win->npending == win->cap_pending) {
-        size_t cap = win->cap_pending ? win->cap_pending * 2 : 16;
-        struct watch_pending *p = realloc(win->pending, cap * sizeof *p);
-        if (p == NULL) {
-            return false;
-        }
-        win->pending = p;
-        win->cap_pending = cap;
+    struct watch_pending *p = array_grow(win->pending, &win->cap_pending, win->npending + 1, sizeof *p, 16);
+    if (p == NULL) {
+        return false;
     }
+    win->pending = p;
     return true;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/array.h"
 #include "base/css.h"
 #include "base/html.h"
 
@@ -22,19 +23,12 @@ static void put(struct out *o, const char *s, size_t n)
     if (o->failed || n == 0) {
         return;
     }
-    if (o->len + n + 1 > o->cap) {
-        size_t cap = o->cap ? o->cap : 1024;
-        while (cap < o->len + n + 1) {
-            cap *= 2;
-        }
-        char *grown = realloc(o->buf, cap);
-        if (!grown) {
-            o->failed = true;
-            return;
-        }
-        o->buf = grown;
-        o->cap = cap;
+    char *grown = array_grow(o->buf, &o->cap, o->len + n + 1, 1, 1024);
+    if (!grown) {
+        o->failed = true;
+        return;
     }
+    o->buf = grown;
     memcpy(o->buf + o->len, s, n);
     o->len += n;
 }
