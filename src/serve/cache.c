@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "base/body.h"
+#include "base/hash.h"
 
 /* What malloc keeps beside each block (glibc: a size word, 16-byte rounding). */
 #define MALLOC_OVERHEAD 16
@@ -60,31 +61,20 @@ void file_id_from_stat(struct file_id *id, const struct stat *st)
  * per-path cap is a walk along one chain. */
 static uint64_t hash_path(const char *path)
 {
-    uint64_t h = 14695981039346656037u;
-    for (const char *p = path; *p; p++) {
-        h = (h ^ (unsigned char)*p) * 1099511628211u;
-    }
-    return h;
+    return hash_string(HASH_START, path);
 }
 
-/* What names an entry's version among the ghosts: its key, variant and file. */
-static uint64_t ghost_key(const char *path, const char *variant, const struct file_id *id)
+/* See cache.h: an entry's version among the ghosts, a build's in flight.h. */
+uint64_t cache_version_name(const char *path, const char *variant, const struct file_id *id)
 {
-    uint64_t h = hash_path(path);
-    for (const char *p = variant; *p; p++) {
-        h = (h ^ (unsigned char)*p) * 1099511628211u;
-    }
     const uint64_t fields[] = {id->dev, id->ino, id->size, (uint64_t)id->mtime_ns, (uint64_t)id->ctime_ns};
-    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-        h = (h ^ fields[i]) * 1099511628211u;
-    }
-    return h | 1; /* 0 marks a free ghost */
+    return hash_bytes(hash_string(hash_path(path), variant), fields, sizeof(fields)) | 1; /* 0 marks a free slot */
 }
 
 /* Remembers e, evicted to make room. Lock held. */
 static void ghost_add(struct cache *c, const struct cache_item *e)
 {
-    c->ghosts[c->ghost_next] = (struct ghost){ghost_key(e->path, e->variant, &e->id), e->cost};
+    c->ghosts[c->ghost_next] = (struct ghost){cache_version_name(e->path, e->variant, &e->id), e->cost};
     c->ghost_next = (c->ghost_next + 1) % CACHE_GHOSTS;
 }
 
@@ -120,7 +110,7 @@ static void say_too_small(struct cache *c)
  * refault (cache.h). Lock held. */
 static void ghost_check(struct cache *c, const char *path, const char *variant, const struct file_id *id)
 {
-    uint64_t key = ghost_key(path, variant, id);
+    uint64_t key = cache_version_name(path, variant, id);
     for (size_t i = 0; i < CACHE_GHOSTS; i++) {
         if (c->ghosts[i].key != key) {
             continue;

@@ -43,6 +43,13 @@ void file_id_from_stat(struct file_id *id, const struct stat *st);
 /* True when both identities name the same version of the same file. */
 bool file_id_same(const struct file_id *a, const struct file_id *b);
 
+/* A name for one version of one representation: its path, its variant
+ * and the file version id it is made from (a hash: two may collide, so a
+ * name is a hint to look, never a proof). Never 0. What the cache
+ * remembers an evicted entry by, and what a build in flight is known by
+ * (flight.h). */
+uint64_t cache_version_name(const char *path, const char *variant, const struct file_id *id);
+
 /* NULL when out of memory. */
 struct cache *cache_create(size_t max_bytes);
 void cache_destroy(struct cache *c); /* accepts NULL */

@@ -1,12 +1,7 @@
 #include "connection_answer.h"
 
 #include <errno.h>
-#include <linux/sockios.h>
-#include <linux/tcp.h>
-#include <netinet/in.h>
-#include <stddef.h>
 #include <stdio.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -24,19 +19,12 @@
  * before the close: enough for a pipelined request or two. */
 #define DRAIN_MAX (64u << 10)
 
-/* True when any byte was ever written to the TCP socket fd (acknowledged,
- * or still in its send queue); true when that cannot be told. */
+/* True when any byte was ever handed to the kernel on socket fd (sent,
+ * acknowledged or queued); true when that cannot be told. */
 static bool ever_written(int fd)
 {
-    struct tcp_info info;
-    socklen_t len = sizeof(info);
-    int queued = 0;
-    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
-        len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked) ||
-        ioctl(fd, SIOCOUTQ, &queued) != 0) {
-        return true;
-    }
-    return info.tcpi_bytes_acked > 0 || queued > 0;
+    uint64_t bytes;
+    return !progress_kernel_bytes(fd, &bytes) || bytes > 0;
 }
 
 /* See connection_answer.h: a syscall only when a refusal came during the wait. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/body.h"
+#include "base/hash.h"
 #include "best.h"
 #include "cache.h"
 #include "compress.h"
@@ -119,7 +120,7 @@ static struct body *derive(struct lookup *l, const char *variant, builder *build
     struct body *b = cache_get(c, l->key, variant, &l->id);
     uint64_t name = 0;
     if (!b) {
-        name = flight_name(l->key, variant, &l->id);
+        name = cache_version_name(l->key, variant, &l->id);
         enum flight role = flight_begin(name);
         if (role != FLIGHT_LEAD) {
             name = 0;
@@ -504,16 +505,6 @@ static bool plan_transform(const struct lookup *l, const struct route *route,
     return n > 0 && (size_t)n < variant_size - sizeof(l->coding_name[0]) - 1;
 }
 
-/* A short, stable tag for a variant's name, for its ETag. */
-static uint32_t fnv1a32(const char *text)
-{
-    uint32_t h = 2166136261u;
-    for (const char *p = text; *p; p++) {
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    }
-    return h;
-}
-
 /* The transformed page or stylesheet, compressed as the client takes it;
  * the file as it is when the transform cannot be made (too big, no memory). */
 static void choose_transformed(struct lookup *l, const struct entry_facts *f,
@@ -527,7 +518,7 @@ static void choose_transformed(struct lookup *l, const struct entry_facts *f,
     }
     take_body(l->rep, doc);
     char tag[32];
-    snprintf(tag, sizeof(tag), "-t%08" PRIx32, fnv1a32(variant));
+    snprintf(tag, sizeof(tag), "-t%08" PRIx32, (uint32_t)hash_string(HASH_START, variant)); /* short, stable */
     choose_coding(l, NULL, NULL, f, variant, tag); /* no sidecar holds the transform */
 }
 

@@ -45,7 +45,7 @@ static bool etag_kept_checksum(struct cache *c, const char *key, const struct fi
     struct body *b = cache_get(c, key, ETAG_VARIANT, id);
     uint64_t name = 0;
     if (!b) {
-        name = flight_name(key, ETAG_VARIANT, id);
+        name = cache_version_name(key, ETAG_VARIANT, id);
         enum flight role = flight_begin(name);
         name = role == FLIGHT_LEAD ? name : 0;
         b = role == FLIGHT_WAITED ? cache_get(c, key, ETAG_VARIANT, id) : NULL;

@@ -13,32 +13,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t landed = PTHREAD_COND_INITIALIZER;
 static uint64_t slots[FLIGHT_SLOTS]; /* 0: free */
 
-/* FNV-1a of len bytes, continued from h. */
-static uint64_t mix(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ p[i]) * 1099511628211u;
-    }
-    return h;
-}
-
-/* See flight.h. Never 0, the free slot's mark. */
-uint64_t flight_name(const char *key, const char *variant, const struct file_id *id)
-{
-    uint64_t h = 14695981039346656037u;
-    for (const char *p = key; *p; p++) {
-        h = mix(h, p, 1);
-    }
-    h = mix(h, "\n", 1); /* "a" + "bc" is not "ab" + "c" */
-    for (const char *p = variant; *p; p++) {
-        h = mix(h, p, 1);
-    }
-    uint64_t version[4] = {id->dev, id->ino, id->size, (uint64_t)id->mtime_ns};
-    h = mix(h, version, sizeof(version));
-    return h ? h : 1;
-}
-
 /* The slot holding name, or -1. Called with lock held. */
 static int slot_of(uint64_t name)
 {

@@ -4,26 +4,20 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *skip_space(const char *p)
-{
-    while (*p == ' ' || *p == '\t') {
-        p++;
-    }
-    return p;
-}
+#include "request.h"
 
 /* Walks an entity-tag list ("*" or 1#entity-tag). weak_ok selects the weak
  * comparison used by If-None-Match; If-Match and If-Range compare strongly. */
 static bool etag_list_matches(const char *list, const char *etag, bool weak_ok)
 {
-    const char *p = skip_space(list);
-    if (*p == '*' && *skip_space(p + 1) == '\0') {
+    const char *p = request_skip_ows(list);
+    if (*p == '*' && *request_skip_ows(p + 1) == '\0') {
         return true;
     }
     size_t etag_len = strlen(etag);
     while (*p) {
         if (*p == ',') { /* an empty list element, which a recipient accepts (RFC 9110 5.6.1) */
-            p = skip_space(p + 1);
+            p = request_skip_ows(p + 1);
             continue;
         }
         bool weak = false;
@@ -42,9 +36,9 @@ static bool etag_list_matches(const char *list, const char *etag, bool weak_ok)
         if ((weak_ok || !weak) && len == etag_len && memcmp(p, etag, len) == 0) {
             return true;
         }
-        p = skip_space(end + 1);
+        p = request_skip_ows(end + 1);
         if (*p == ',') {
-            p = skip_space(p + 1);
+            p = request_skip_ows(p + 1);
         } else if (*p) {
             return false;
         }
@@ -95,7 +89,7 @@ bool precondition_if_range(const char *if_range, const char *etag, const struct 
     if (!if_range) {
         return true;
     }
-    const char *p = skip_space(if_range);
+    const char *p = request_skip_ows(if_range);
     if (*p == '"' || (p[0] == 'W' && p[1] == '/')) {
         return etag_list_matches(p, etag, false) && !strchr(p, ',');
     }
@@ -149,7 +143,7 @@ bool precondition_date_parse(const char *text, time_t *out)
         comma = text;
         strcpy(zone, "GMT");
     }
-    if (strcmp(zone, "GMT") != 0 || *skip_space(comma + consumed) != '\0') {
+    if (strcmp(zone, "GMT") != 0 || *request_skip_ows(comma + consumed) != '\0') {
         return false;
     }
     tm.tm_mon = month_index(month);

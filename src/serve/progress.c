@@ -27,6 +27,16 @@ static bool fin_queued(unsigned state)
            state == STATE_LAST_ACK || state == STATE_TIME_WAIT;
 }
 
+/* TCP_INFO of socket fd into *info, *len its length: false when fd is no
+ * TCP socket any more, or the kernel's answer stops before
+ * tcpi_bytes_acked (before Linux 4.1). */
+static bool read_tcp_info(int fd, struct tcp_info *info, socklen_t *len)
+{
+    *len = sizeof(*info);
+    return fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_INFO, info, len) == 0 &&
+           *len >= offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info->tcpi_bytes_acked);
+}
+
 /* See progress.h. One TCP_INFO is one snapshot, taken under the socket's
  * lock: new bytes sent (all sent, less retransmissions) plus those not yet
  * sent. (Acknowledged plus SIOCOUTQ, two calls, undercounts by whatever
@@ -36,9 +46,8 @@ static bool fin_queued(unsigned state)
 bool progress_kernel_bytes(int fd, uint64_t *out)
 {
     struct tcp_info info;
-    socklen_t len = sizeof(info);
-    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
-        len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked)) {
+    socklen_t len;
+    if (!read_tcp_info(fd, &info, &len)) {
         return false;
     }
     bool fin = fin_queued(info.tcpi_state);
@@ -60,9 +69,8 @@ bool progress_kernel_bytes(int fd, uint64_t *out)
 bool progress_acked_bytes(int fd, uint64_t *out)
 {
     struct tcp_info info;
-    socklen_t len = sizeof(info);
-    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
-        len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked)) {
+    socklen_t len;
+    if (!read_tcp_info(fd, &info, &len)) {
         return false;
     }
     *out = info.tcpi_bytes_acked;

@@ -4,16 +4,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "request.h"
+
 /* A client asking for more ranges than this is not seeking audio. */
 #define RANGE_MAX_SPECS 16
-
-static const char *skip_space(const char *p)
-{
-    while (*p == ' ' || *p == '\t') {
-        p++;
-    }
-    return p;
-}
 
 /* Reads 1*DIGIT; false on none. A number past 2^64 - 1 reads as that:
  * every position so far is past any file's end, so a first-pos there is
@@ -40,18 +34,18 @@ enum range_result range_parse(const char *header, uint64_t size, uint64_t *first
     if (!header) {
         return RANGE_NONE;
     }
-    const char *p = skip_space(header);
+    const char *p = request_skip_ows(header);
     if (strncasecmp(p, "bytes", 5) != 0) {
         return RANGE_NONE;
     }
-    p = skip_space(p + 5);
+    p = request_skip_ows(p + 5);
     if (*p++ != '=') {
         return RANGE_NONE;
     }
     unsigned specs = 0, satisfiable = 0;
     uint64_t from = 0, to = 0;
     for (;; p++) { /* one range-spec, or an empty list element (RFC 9110 5.6.1), a turn */
-        p = skip_space(p);
+        p = request_skip_ows(p);
         if (*p == '\0') {
             break;
         }
@@ -84,7 +78,7 @@ enum range_result range_parse(const char *header, uint64_t size, uint64_t *first
             from = a;
             to = has_last && b < size ? b : size - 1;
         }
-        p = skip_space(p);
+        p = request_skip_ows(p);
         if (*p == '\0') {
             break;
         }

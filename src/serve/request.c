@@ -30,6 +30,16 @@ static bool is_tchar(unsigned char c)
            (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
+/* See request.h. */
+const char *request_skip_ows(const char *p)
+{
+    while (*p == ' ' || *p == '\t') {
+        p++;
+    }
+    return p;
+}
+
+/* See request.h. */
 bool request_is_token(const char *s, size_t len)
 {
     if (len == 0) {

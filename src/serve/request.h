@@ -45,6 +45,9 @@ bool request_target_parse(const char *raw, size_t len, struct request_target *ou
  * host is refused. */
 bool request_host_valid(const char *value, size_t len);
 
+/* p past optional whitespace (RFC 9110 5.6.3: spaces and tabs). */
+const char *request_skip_ows(const char *p);
+
 /* True when s (len bytes) is a non-empty token (RFC 9110 5.6.2): what a
  * method or a field name must be. */
 bool request_is_token(const char *s, size_t len);
