@@ -57,11 +57,43 @@ static void test_what_does_not_fit_ends_in_dots(void **state)
     assert_string_equal(out, "0\xe2\x82\xac\xe2\x82\xac...");
 }
 
+/* The JSON rule: UTF-8 kept, '"' '\\' and controls escaped, no UTF-8 as U+FFFD. */
+static void test_json(void **state)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain", "\"plain\""},
+        {"a\"b\\c", "\"a\\\"b\\\\c\""},
+        {"\r\n\x1b[2K\x7f", "\"\\u000d\\u000a\\u001b[2K\\u007f\""},
+        {"caf\xc3\xa9 \xe2\x80\xae", "\"caf\xc3\xa9 \xe2\x80\xae\""}, /* UTF-8 stays, U+202E too: JSON's reader unescapes */
+        {"\xff\xc3(", "\"\\ufffd\\ufffd(\""},                        /* no UTF-8: one U+FFFD a byte */
+        {"\xf0\x9f\x98\x80!", "\"\xf0\x9f\x98\x80!\""},
+        {"", "\"\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        escape_json_fputs(cases[i].in, f);
+        fclose(f);
+        assert_string_equal(buf, cases[i].out);
+        free(buf);
+    }
+    char step[ESCAPE_JSON_STEP_MAX + 1];
+    size_t taken;
+    assert_int_equal(escape_json_step("\xe2\x82\xac", step, &taken), 3); /* the euro sign, whole */
+    assert_int_equal(taken, 3);
+    assert_int_equal(escape_json_step("\xe2\x82", step, &taken), 6); /* cut short: U+FFFD for the lead */
+    assert_int_equal(taken, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_what_does_not_fit_ends_in_dots),
+        cmocka_unit_test(test_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -110,3 +110,32 @@ void escape_fputs(const char *s, FILE *out)
         }
     }
 }
+
+size_t escape_json_step(const char *s, char out[ESCAPE_JSON_STEP_MAX + 1], size_t *taken)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = *p >= 0x80 ? escape_utf8_length(p) : 1;
+    *taken = n ? n : 1;
+    if (*p == '"' || *p == '\\') {
+        return (size_t)snprintf(out, ESCAPE_JSON_STEP_MAX + 1, "\\%c", *p);
+    }
+    if (*p < 0x20 || *p == 0x7f) {
+        return (size_t)snprintf(out, ESCAPE_JSON_STEP_MAX + 1, "\\u%04x", *p);
+    }
+    if (n == 0) {
+        return (size_t)snprintf(out, ESCAPE_JSON_STEP_MAX + 1, "\\ufffd"); /* no UTF-8 */
+    }
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return n;
+}
+
+void escape_json_fputs(const char *s, FILE *out)
+{
+    char step[ESCAPE_JSON_STEP_MAX + 1];
+    fputc('"', out);
+    for (size_t taken; *s; s += taken) {
+        fwrite(step, 1, escape_json_step(s, step, &taken), out);
+    }
+    fputc('"', out);
+}

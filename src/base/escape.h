@@ -12,6 +12,13 @@
  * they are. The access log's text formats, the config errors, `folio check`'s
  * text report and the watcher's and server's messages all use it.
  *
+ * JSON has its own rule, one for every JSON folio writes (the access log's,
+ * `folio check --json`, the live panel's events): a JSON text is UTF-8 and
+ * its reader unescapes, so well-formed UTF-8 stays, '"' and '\' and the C0
+ * controls and DEL are escaped (RFC 8259 7), and a byte that is no UTF-8
+ * becomes U+FFFD: never a byte read as Latin-1, never a text that is no
+ * JSON.
+ *
  * Pure; safe from any thread.
  */
 #ifndef FOLIO_ESCAPE_H
@@ -38,5 +45,16 @@ size_t escape_text(const char *s, char *out, size_t size);
 
 /* Writes s to out by the rule. */
 void escape_fputs(const char *s, FILE *out);
+
+/* The longest stand-in escape_json_step writes, NUL aside. */
+#define ESCAPE_JSON_STEP_MAX 6
+
+/* One step of the JSON rule over s (at a byte that is not its NUL): writes
+ * into out (NUL-terminated) what stands for the character at s, returns its
+ * length, and sets *taken to the bytes of s it stands for (1 to 4). */
+size_t escape_json_step(const char *s, char out[ESCAPE_JSON_STEP_MAX + 1], size_t *taken);
+
+/* Writes s to out as a JSON string by the JSON rule, quotes included. */
+void escape_json_fputs(const char *s, FILE *out);
 
 #endif

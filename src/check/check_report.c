@@ -62,42 +62,27 @@ void check_print_text(const struct check_report *r, FILE *out)
     fprintf(out, "%s\n", summary);
 }
 
-void check_json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            fprintf(out, "\\%c", *p);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            fprintf(out, "\\u%04x", *p);
-        } else {
-            fputc(*p, out);
-        }
-    }
-    fputc('"', out);
-}
-
 void check_print_problem_json(const struct check_problem *p, FILE *out)
 {
     static const char *const label[] = {"error", "warning", "external"};
     fprintf(out, "{\"severity\":\"%s\",\"code\":\"%s\",\"file\":", label[p->severity],
             check_code_name(p->code));
-    check_json_string(out, p->file);
+    escape_json_fputs(p->file, out);
     fprintf(out, ",\"line\":%u,\"column\":%u,\"message\":", p->line, p->column);
-    check_json_string(out, p->message);
+    escape_json_fputs(p->message, out);
     fputs(",\"reference\":", out);
-    check_json_string(out, p->reference);
+    escape_json_fputs(p->reference, out);
     fputs(",\"resolved\":", out);
-    check_json_string(out, p->resolved);
+    escape_json_fputs(p->resolved, out);
     fputc('}', out);
 }
 
 void check_print_json(const struct check_report *r, FILE *out)
 {
     fputs("{\"root\":", out);
-    check_json_string(out, r->root);
+    escape_json_fputs(r->root, out);
     fputs(",\"base_path\":", out);
-    check_json_string(out, r->base_path);
+    escape_json_fputs(r->base_path, out);
     fprintf(out, ",\"files\":%zu,\"references\":%zu,\"errors\":%zu,\"warnings\":%zu,\"unverified\":%zu,"
             "\"problems\":[", r->files, r->references, r->errors, r->warnings, r->unverified);
     bool first = true;
@@ -114,9 +99,9 @@ void check_print_json(const struct check_report *r, FILE *out)
         const struct check_problem *p = &r->problems[i];
         if (p->severity == CHECK_EXTERNAL) {
             fprintf(out, "%s{\"file\":", first ? "" : ",");
-            check_json_string(out, p->file);
+            escape_json_fputs(p->file, out);
             fprintf(out, ",\"line\":%u,\"column\":%u,\"url\":", p->line, p->column);
-            check_json_string(out, p->reference);
+            escape_json_fputs(p->reference, out);
             fputc('}', out);
             first = false;
         }
@@ -124,7 +109,7 @@ void check_print_json(const struct check_report *r, FILE *out)
     char summary[512];
     check_summary(r, summary, sizeof(summary));
     fputs("],\"not_seen\":[\"URLs built by scripts\",\"ids made by scripts\",\"<base href>\"],\"summary\":", out);
-    check_json_string(out, summary);
+    escape_json_fputs(summary, out);
     fputs("}\n", out);
 }
 

@@ -20,9 +20,6 @@ void check_print_text(const struct check_report *r, FILE *out);
 /* The whole report as one JSON object (schema in docs/check.md). */
 void check_print_json(const struct check_report *r, FILE *out);
 
-/* @s as a JSON string (RFC 8259 7), quotes included. */
-void check_json_string(FILE *out, const char *s);
-
 /* One problem as a JSON object, for the live event stream too. */
 void check_print_problem_json(const struct check_problem *p, FILE *out);
 

@@ -306,9 +306,9 @@ static size_t check_live_diff(const struct routes *r, const struct check_report 
         }
         fputs(changed++ ? "," : "", out);
         fputs("{\"file\":", out);
-        check_json_string(out, file);
+        escape_json_fputs(file, out);
         fputs(",\"url\":", out);
-        check_json_string(out, urls[i]);
+        escape_json_fputs(urls[i], out);
         fprintf(out, ",\"problems\":%s}", now);
         char *url = strdup(urls[i]), *name = strdup(file); /* urls[i] may be an entry's own */
         if (url != NULL && name != NULL) {
@@ -341,7 +341,7 @@ static char *check_live_diff_event(const struct routes *r, const struct check_re
         check_live_forget(hub);
     }
     fputs("{\"server\":", out); /* the hello's id: a client drops what another server said */
-    check_json_string(out, sse_hub_instance(hub));
+    escape_json_fputs(sse_hub_instance(hub), out);
     fputs(",\"files\":[", out);
     size_t left_out = 0;
     size_t changed = check_live_diff(r, rep, focus, nfocus, pages, out, &left_out, says);
@@ -483,15 +483,15 @@ char *check_live_state(const struct sse_hub *hub)
         return NULL;
     }
     fputs("{\"full\":true,\"server\":", out);
-    check_json_string(out, sse_hub_instance(hub));
+    escape_json_fputs(sse_hub_instance(hub), out);
     fputs(",\"files\":[", out);
     pthread_mutex_lock(&check_live_sent.lock);
     for (size_t i = 0; check_live_sent.hub == hub && i < check_live_sent.n; i++) {
         const struct check_live_entry *e = &check_live_sent.entries[i];
         fputs(i ? ",{\"file\":" : "{\"file\":", out);
-        check_json_string(out, e->file);
+        escape_json_fputs(e->file, out);
         fputs(",\"url\":", out);
-        check_json_string(out, e->url);
+        escape_json_fputs(e->url, out);
         fprintf(out, ",\"problems\":%s}", e->json);
     }
     pthread_mutex_unlock(&check_live_sent.lock);

@@ -157,13 +157,13 @@ static char *report_fault_json(const struct report_fault *f)
         return NULL;
     }
     fputs("{\"kind\":", out);
-    check_json_string(out, f->kind);
+    escape_json_fputs(f->kind, out);
     fputs(",\"message\":", out);
-    check_json_string(out, f->message);
+    escape_json_fputs(f->message, out);
     fputs(",\"source\":", out);
-    check_json_string(out, f->source);
+    escape_json_fputs(f->source, out);
     fprintf(out, ",\"line\":%lu,\"column\":%lu,\"device\":", f->line, f->column);
-    check_json_string(out, f->device);
+    escape_json_fputs(f->device, out);
     fprintf(out, ",\"count\":%llu}", (unsigned long long)f->count);
     return fclose(out) == 0 ? buf : (free(buf), NULL);
 }

@@ -48,34 +48,40 @@ static void put(struct line *l, const char *fmt, ...)
     }
 }
 
+/* Appends n bytes of s; the caller made room. */
+static void put_bytes(struct line *l, const void *s, size_t n)
+{
+    memcpy(l->buf + l->len, s, n);
+    l->len += n;
+    l->buf[l->len] = '\0';
+}
+
 /* Appends s escaped, keeping room (reserve bytes) for the rest of the line.
  * Text formats: escape.h's rule, and a quote or backslash escaped (a field
- * may be quoted). JSON (whose text is UTF-8): well-formed UTF-8 as it came,
- * controls as \u00HH, and a byte that is no UTF-8 as U+FFFD; never a byte
- * read as Latin-1. */
+ * may be quoted). JSON: escape.h's JSON rule. */
 static void put_escaped(struct line *l, const char *s, bool json, size_t reserve)
 {
     if (!s) {
         put(l, "%s", json ? "" : "-");
         return;
     }
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (l->len + reserve + 7 >= l->cap) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        if (l->len + reserve + ESCAPE_JSON_STEP_MAX + 1 >= l->cap) {
             put(l, "...");
             return;
         }
-        size_t n = json ? (*p >= 0x80 ? escape_utf8_length(p) : *p >= 0x20 && *p != 0x7f) : escape_keep(p);
-        if (*p == '"' || *p == '\\') {
-            put(l, "\\%c", *p);
+        size_t n = json ? 0 : escape_keep(p);
+        if (json) {
+            char step[ESCAPE_JSON_STEP_MAX + 1];
+            put_bytes(l, step, escape_json_step((const char *)p, step, &n));
+            p += n;
+        } else if (*p == '"' || *p == '\\') {
+            put(l, "\\%c", *p++);
         } else if (n > 0) {
-            memcpy(l->buf + l->len, p, n);
-            l->len += n;
-            l->buf[l->len] = '\0';
-            p += n - 1;
-        } else if (json && *p >= 0x80) {
-            put(l, "\\ufffd");
+            put_bytes(l, p, n);
+            p += n;
         } else {
-            put(l, json ? "\\u%04x" : "\\x%02X", *p);
+            put(l, "\\x%02X", *p++);
         }
     }
 }
