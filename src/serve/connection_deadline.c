@@ -46,11 +46,17 @@ void connection_expect_headers(struct MHD_Connection *conn, unsigned header_time
         MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, idle_timeout_s);
         c->idle_timeout_off = false;
     }
+    connection_unwatch_file(c);
+    connection_set_deadline(conn, clock_now_ms() + (int64_t)header_timeout_s * 1000);
+}
+
+/* See connection_deadline.h. */
+void connection_unwatch_file(struct connection *c)
+{
     if (c && c->file_watched) { /* that response is done: the file may change as it likes */
         deadline_watch_file(c->watch, c->deadline, -1, 0);
         c->file_watched = false;
     }
-    connection_set_deadline(conn, clock_now_ms() + (int64_t)header_timeout_s * 1000);
 }
 
 /* See connection_deadline.h: the oldest head wins, on this thread's list only. */

@@ -40,6 +40,11 @@ void connection_watch_file(struct MHD_Connection *conn, int fd, uint64_t end);
 void connection_expect_headers(struct MHD_Connection *conn, unsigned header_timeout_s,
                                unsigned idle_timeout_s);
 
+/* c's response is done (sent whole, or cut): its file is watched no longer,
+ * so a file edited while the connection idles between requests ends
+ * nothing. Accepts NULL. */
+void connection_unwatch_file(struct connection *c);
+
 /* The daemon holds its limit (at_cap: acceptor_at_cap), c the newest: when
  * one of this thread's others is still waiting for its request (a line, the
  * rest of the fields, or the body a complete head announced; a kept-alive

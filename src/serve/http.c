@@ -209,6 +209,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     bool kept_alive = library_kept_alive(conn, ex->status, ex->last_on_connection, ex->protocol, why);
     /* kept alive, so completed on an open connection: its head had no close line */
     connection_count_sent(c, ex->head.bytes + ex->bytes, kept_alive && ex->measurable && !ex->interim);
+    connection_unwatch_file(c);
     connection_request_done(c, kept_alive);
     settings_release(s->ctx.settings, ex->config);
     free(ex->sent_target);

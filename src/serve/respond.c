@@ -39,14 +39,16 @@ static bool is_stream(struct MHD_Response *resp)
  * mark) is held to --send-rate by the bytes its client acknowledges per
  * --timeout window; a smaller one gets --header-timeout plus the time
  * --send-rate allows for its size; an event stream, which is meant to
- * last, none. A big one sent from file_fd (-1: from memory), which must
- * hold file_end bytes, ends as soon as the file is cut short: a smaller
- * one is in the socket buffer at once, and is not worth the dup. */
+ * last, none. Any body sent from file_fd (-1: from memory), which must
+ * hold file_end bytes, ends as soon as the file is cut short, however
+ * small: the file may be cut (an editor's or cp's rewrite in place) before
+ * the library's sendfile runs, or while a slow client keeps the rest of
+ * the body in it, and that sendfile would then wait for ever (library.h). */
 static void expect_sending(const struct exchange *ex, struct MHD_Connection *conn, bool stream,
                            uint64_t bytes, int file_fd, uint64_t file_end)
 {
     const struct config *c = ex->config;
-    if (!stream && file_fd >= 0 && bytes >= PROGRESS_MARK_MIN) {
+    if (!stream && file_fd >= 0 && bytes > 0) {
         connection_watch_file(conn, file_fd, file_end);
     }
     int64_t allowed = (int64_t)c->header_timeout * 1000;

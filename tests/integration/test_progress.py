@@ -395,6 +395,64 @@ class TruncatedWhileSent(Fixture):
         self.assertIn(b" 206 ", head.split(b"\r\n")[0])
         self.assert_cut_at_once(head, got, took, line, BIG - 1000)
 
+    def small_cut_short(self, name, size, request, production):
+        """A body under 64 KiB sent by sendfile (a 16-128 KiB file, or a range of a bigger
+        one: files up to 16 KiB are sent from memory), its file cut to nothing once the
+        header block came: a send buffer of 4 KiB (the shim) and a receive buffer as small
+        keep the rest of the body in the file. Returns (header block, bytes, seconds from
+        the cut to the end or None)."""
+        path = os.path.join(self.root, "assets", name)
+        write(path, os.urandom(size))  # a PNG-like body: never compressed
+        args = ("--timeout", "10", "--production") if production else ("--timeout", "10")
+        with Server(self.root, *args, env=preloaded("FOLIO_SNDBUF_SHIM", sndbuf=4096)) as srv:
+            with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.connect(("127.0.0.1", srv.port))
+                s.sendall(request)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += s.recv(1024)
+                head, _, body = data.partition(b"\r\n\r\n")
+                with open(path, "r+b") as f:  # rewritten in place: cut, then not yet written
+                    f.truncate(0)
+                more, took = drain(s, 10)
+        return head, len(body) + more, took
+
+    def test_a_small_sendfile_body_cut_short_ends_at_once(self):
+        for production in (False, True):  # the long way, and a ready response
+            head, got, took = self.small_cut_short("forty.bin", 40 << 10,
+                                                   b"GET /assets/forty.bin HTTP/1.1\r\nHost: a\r\n\r\n", production)
+            self.assertIn(b" 200 ", head.split(b"\r\n")[0])
+            self.assertIsNotNone(took, "silent until --timeout (production: %s)" % production)
+            self.assertLess(took, 1.5, "ended %.2f s after the cut (--timeout 10)" % took)
+            self.assertLess(got, 40 << 10)
+
+    def test_a_small_range_cut_short_ends_at_once(self):
+        head, got, took = self.small_cut_short("range.bin", 1 << 20, b"GET /assets/range.bin HTTP/1.1\r\n"
+                                               b"Host: a\r\nRange: bytes=100000-140000\r\n\r\n", False)
+        self.assertIn(b" 206 ", head.split(b"\r\n")[0])
+        self.assertIsNotNone(took, "silent until --timeout")
+        self.assertLess(took, 1.5, "ended %.2f s after the cut (--timeout 10)" % took)
+        self.assertLess(got, 40001)
+
+    def test_a_file_cut_after_its_response_ends_nothing(self):
+        # The watch ends with the response: a kept-alive connection that idles while the
+        # file is edited is not cut, and its next request is answered.
+        path = os.path.join(self.root, "assets", "forty.bin")
+        write(path, os.urandom(40 << 10))
+        with Server(self.root, "--timeout", "10") as srv:
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+                s.sendall(b"GET /assets/forty.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+                head, got = head_and_body(s, 40 << 10)
+                self.assertEqual(got, 40 << 10)
+                with open(path, "r+b") as f:
+                    f.truncate(10)
+                time.sleep(0.6)  # two ticks of the watcher see the file
+                s.sendall(b"GET /assets/forty.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+                head, got = head_and_body(s, 10)
+                self.assertIn(b" 200 ", head.split(b"\r\n")[0])
+                self.assertEqual(got, 10)
+
     def test_a_file_that_grows_while_sent_is_sent_whole(self):
         # only a file shorter than the response needs ends it
         path = os.path.join(self.root, "www", "big.bin")
