@@ -11,6 +11,7 @@
 
 #include "check/check.h"
 #include "check/check_report.h"
+#include "base/edits.h"
 #include "check/check_near.h"
 #include "check/check_refs.h"
 #include "base/config.h"
@@ -499,7 +500,7 @@ static void test_near_agrees_with_the_whole_table(void **state)
         for (size_t i = 0; i < 8; i++) { /* and the banded table stops right */
             size_t e = osa_slow(asked[q], ids[i]);
             for (size_t lim = 0; lim <= 3; lim++) {
-                assert_int_equal(check_near_edits(asked[q], len, ids[i], strlen(ids[i]), lim),
+                assert_int_equal(edits_count(asked[q], len, ids[i], strlen(ids[i]), lim),
                                  e <= lim ? e : lim + 1);
             }
         }

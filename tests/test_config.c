@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/config.h"
+#include "base/config_table.h"
 #include "serve/log.h"
 
 static void test_defaults(void **state)
@@ -297,6 +298,16 @@ static void test_load_failures(void **state)
     config_finish(&c);
 }
 
+/* A variable two slips from a setting's is taken for it: a swap is one. */
+static void test_nearest_setting(void **state)
+{
+    assert_string_equal(config_nearest_setting("GZIP_LEVLE")->name, "gzip-level"); /* a swap */
+    assert_string_equal(config_nearest_setting("PRT")->name, "port");              /* a deletion */
+    assert_string_equal(config_nearest_setting("thredss")->name, "threads");       /* one more, one case */
+    assert_null(config_nearest_setting("EDITOR"));
+    assert_null(config_nearest_setting("A_VARIABLE_FAR_LONGER_THAN_ANY_SETTING_WHATEVER_IT_NAMES_AT_ALL"));
+}
+
 int main(void)
 {
     /* config_load reads config/folio.conf from the working folder when present. */
@@ -313,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_bad_ini),
         cmocka_unit_test(test_layers),
         cmocka_unit_test(test_load_failures),
+        cmocka_unit_test(test_nearest_setting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

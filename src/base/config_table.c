@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "edits.h"
 #include "url_prefix.h"
 
 /* The words a KIND_CHOICE setting takes, min..max; the field gets the index. */
@@ -154,31 +155,6 @@ const struct setting *config_find_setting(const char *key)
     return NULL;
 }
 
-/* Edits (insert, delete, substitute) from a to b, counted up to 9. */
-static unsigned edit_distance(const char *a, const char *b)
-{
-    size_t n = strlen(b);
-    unsigned row[64];
-    if (n >= 64 || strlen(a) >= 64) {
-        return 9;
-    }
-    for (size_t j = 0; j <= n; j++) {
-        row[j] = (unsigned)j;
-    }
-    for (size_t i = 1; a[i - 1]; i++) {
-        unsigned diagonal = row[0];
-        row[0] = (unsigned)i;
-        for (size_t j = 1; j <= n; j++) {
-            unsigned above = row[j];
-            unsigned best = diagonal + (a[i - 1] != b[j - 1]);
-            best = above + 1 < best ? above + 1 : best;
-            row[j] = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
-            diagonal = above;
-        }
-    }
-    return row[n] < 9 ? row[n] : 9;
-}
-
 const struct setting *config_nearest_setting(const char *key)
 {
     char name[64];
@@ -190,9 +166,10 @@ const struct setting *config_nearest_setting(const char *key)
         name[i] = key[i] == '_' ? '-' : (char)tolower((unsigned char)key[i]);
     }
     const struct setting *nearest = NULL;
-    unsigned best = 3; /* two slips at most: beyond that it is another's variable */
+    size_t best = 3; /* two slips at most: beyond that it is another's variable */
     for (size_t i = 0; i < config_setting_count; i++) {
-        unsigned d = edit_distance(name, config_settings[i].name);
+        const char *known = config_settings[i].name;
+        size_t d = edits_count(name, n, known, strlen(known), best - 1);
         if (d < best) {
             best = d;
             nearest = &config_settings[i];

@@ -1,8 +1,9 @@
 /* check_near — "did you mean": the id of a page a typo away from an anchor
  * that names none of them.
  *
- * A typo is at most two edits (an insertion, a deletion, a change, or a swap
- * of two neighbours) and at most a third of the anchor's length. Asked for
+ * A typo is at most two edits (base/edits.h: an insertion, a deletion, a
+ * change, or a swap of two neighbours) and at most a third of the anchor's
+ * length. Asked for
  * every anchor that misses against every id of a page, a full edit-distance
  * table per pair made a generated table of contents whose id scheme changed
  * (3,000 ids, 3,000 anchors) take seconds. So the ids are indexed once per
@@ -30,10 +31,6 @@ struct check_near *check_near_index(const char *const *ids, size_t n);
 /* The indexed id nearest to id, a typo away (of the nearest, the first in
  * the order given), or NULL when none is (or the cap was reached). */
 const char *check_near_find(struct check_near *x, const char *id);
-
-/* Edits from a (n bytes) to b (m bytes), Damerau's optimal string
- * alignment, or limit + 1 once they are past limit. */
-size_t check_near_edits(const char *a, size_t n, const char *b, size_t m, size_t limit);
 
 void check_near_free(struct check_near *x); /* accepts NULL */
 
