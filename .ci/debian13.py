@@ -9,7 +9,10 @@ Node), made by mmdebstrap from Debian's mirrors through
 tests/container/engine.py: nothing is pulled from a registry. The container
 is on an internal network of its own: an address as a machine has one (the
 banner's network URL), no way out (the tests speak to loopback only; IPv6
-loopback is turned back on, which Docker turns off). It gets a copy of this
+loopback is turned back on, which Docker turns off), and the resolver of an
+offline machine (nothing answers on loopback's port 53, so a name lookup
+fails at once; Docker's own DNS makes each one wait 10 s there). It gets a
+copy of this
 repo with tests/node_modules as `.ci/setup --tests` installed it from the lock
 file (JavaScript only, the same on both releases); build folders and .git stay
 out. Inside: meson setup BUILD_DIR with the arguments given, ninja, meson
@@ -63,6 +66,10 @@ def main(argv):
         repo = os.path.join(work, "repo")
         os.mkdir(repo)
         copy_repo(repo)
+        resolv = os.path.join(work, "resolv.conf")
+        with open(resolv, "w") as f:
+            f.write("nameserver 127.0.0.1\n")
+        os.chmod(resolv, 0o644)
         inside = ("meson setup %s %s >/dev/null && ninja -C %s && "
                   "meson test -C %s --print-errorlogs %s"
                   % (build, " ".join(setup), build, build, " ".join(test)))
@@ -73,6 +80,7 @@ def main(argv):
             cmd = [DOCKER, "run", "--rm", "--name", name, "--network", name,
                    "--sysctl", "net.ipv6.conf.all.disable_ipv6=0",
                    "--shm-size", "1g",  # Chromium's shared memory; Docker gives 64 MB
+                   "-v", resolv + ":/etc/resolv.conf:ro",
                    "-v", repo + ":/repo", "-w", "/repo", image, "bash", "-c", inside]
             try:
                 status = subprocess.run(cmd, env=engine.env, timeout=TIMEOUT).returncode

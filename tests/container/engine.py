@@ -218,6 +218,11 @@ class Engine:
         _run([DOCKER, "import", "--change", "LABEL %s=%s" % (STAMP, stamp), tar, name], env=self.env)
         if old:  # the same name from an older tarball: its layers go
             self.docker("image", "rm", old, check=False)
+        if packages and not self.system:  # and the same release with another package list
+            others = self.docker("images", "--filter", "reference=folio-ci-debian:%s-*" % release,
+                                 "--format", "{{.Repository}}:{{.Tag}}").stdout.split()
+            for other in set(others) - {name}:
+                self.docker("image", "rm", other, check=False)
         if self.system and name not in self.imported:
             self.imported.append(name)  # a user's engine gets back as it was
         return name
