@@ -99,7 +99,10 @@ static void on_sighup(struct settings *settings, struct cache *cache, int argc, 
     snprintf(file, sizeof(file), "%s", running->config_path ? running->config_path : "(no config file)");
     if (loaded) {
         fresh.threads = worker_threads(fresh.threads); /* as the running one was */
-        config_settle(&fresh, running, restart, sizeof(restart));
+        if (!config_settle(&fresh, running, restart, sizeof(restart))) {
+            loaded = false;
+            snprintf(err.message, sizeof(err.message), "out of memory");
+        }
     }
     settings_release(settings, running);
     if (!loaded) {

@@ -8,7 +8,8 @@
  * as it reaches --help: "@OPTIONS@" (every option in --help's order, with
  * its variable, config key, values and default) and "@KEYS@" (every
  * [server] key). "@VERSION@" anywhere is folio's version. Defaults are read
- * from config_init, the ones the server starts with. Run by meson at build
+ * from config_init, the ones the server starts with (config_value_text, as
+ * --help states them). Run by meson at build
  * time (docs/man/meson.build); exits 1 with a line on stderr if it cannot
  * read or write.
  */
@@ -37,56 +38,6 @@ static void roff_text(FILE *out, const char *text)
         } else {
             fputc(*p, out);
         }
-    }
-}
-
-/* The setting's default in c (config_init's), as a user would write it. */
-static void default_text(const struct config *c, const struct setting *s, char *out, size_t size)
-{
-    const void *field = (const char *)c + s->offset;
-    switch (s->kind) {
-    case KIND_STRING:
-        snprintf(out, size, "%s", *(char *const *)field);
-        return;
-    case KIND_UINT:
-        snprintf(out, size, "%u", *(const unsigned *)field);
-        return;
-    case KIND_BYTES:
-        config_bytes_text(*(const unsigned *)field, out, size);
-        return;
-    case KIND_BOOL:
-        snprintf(out, size, "%s", *(const bool *)field ? "on" : "off");
-        return;
-    case KIND_TRISTATE: /* -1 follows the mode: live reload is the only one */
-        snprintf(out, size, "%s", *(const int *)field < 0 ? "on in preview" : *(const int *)field ? "on" : "off");
-        return;
-    case KIND_CHOICE:
-        snprintf(out, size, "%s", s->choices[*(const unsigned *)field]);
-        return;
-    }
-    out[0] = '\0';
-}
-
-/* The help text without its closing "(default)", which the page says
- * apart; a default that is "" takes the help's word for it ("none"). A
- * closing note that is not the default stays (test_docs names the drift). */
-static void split_help(const char *help, char *text, size_t text_size, char *def, size_t def_size)
-{
-    size_t n = strlen(help);
-    const char *open = n > 0 && help[n - 1] == ')' ? strrchr(help, '(') : NULL;
-    snprintf(text, text_size, "%s", help);
-    if (!open || open == help || open[-1] != ' ') {
-        if (!def[0]) {
-            snprintf(def, def_size, "none");
-        }
-        return;
-    }
-    int inner = (int)(help + n - 1 - (open + 1));
-    if (!def[0]) {
-        snprintf(def, def_size, "%.*s", inner, open + 1);
-    }
-    if ((int)strlen(def) == inner && strncmp(def, open + 1, (size_t)inner) == 0) {
-        snprintf(text, text_size, "%.*s", (int)(open - 1 - help), help);
     }
 }
 
@@ -170,13 +121,12 @@ static void setting_tag(FILE *out, const struct setting *s, enum entry_form form
  * names, and whether SIGHUP applies it. */
 static void write_setting(FILE *out, const struct config *c, const struct setting *s, enum entry_form form)
 {
-    char def[256], text[256], values[160], variable[80];
-    default_text(c, s, def, sizeof(def));
-    split_help(s->help, text, sizeof(text), def, sizeof(def));
+    char def[256], values[160], variable[80];
+    config_value_text(c, s, def, sizeof(def));
     value_form(s, form, values, sizeof(values));
     variable_name(s->name, variable, sizeof(variable));
     setting_tag(out, s, form);
-    sentence(out, text);
+    sentence(out, s->help);
     fputs("Default: \\fB", out);
     roff_text(out, def);
     fputs("\\fR", out);
@@ -242,7 +192,10 @@ static void write_options(FILE *out, const struct config *c)
 static int expand(FILE *in, FILE *out, const char *version)
 {
     struct config c;
-    config_init(&c);
+    if (!config_init(&c)) {
+        fputs("folio-man: out of memory\n", stderr);
+        return 1;
+    }
     char *line = NULL;
     size_t cap = 0;
     while (getline(&line, &cap, in) != -1) {

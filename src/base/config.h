@@ -94,8 +94,9 @@ enum config_result {
 enum config_result config_load(struct config *c, int argc, char **argv, char **envp,
                                struct config_error *err);
 
-/* Just the defaults. */
-void config_init(struct config *c);
+/* Just the defaults. False when out of memory: c is then empty
+ * (config_finish'd). */
+bool config_init(struct config *c);
 
 /* Sets one [server] key from text; on failure writes the reason to err.
  * Pure: checks the form of a value, never the world. */
@@ -126,8 +127,9 @@ bool config_check_host(const struct config *c, struct config_error *err);
 /* After SIGHUP, fresh (loaded and checked) becomes the next snapshot: every
  * setting that only applies at start-up and changed is set back to its
  * running value (the running server still has it), and its name is listed
- * in restart (comma separated, "" if none). The live ones stay as loaded. */
-void config_settle(struct config *fresh, const struct config *running, char *restart,
+ * in restart (comma separated, "" if none). The live ones stay as loaded.
+ * False when out of memory: fresh is then only to be finished. */
+bool config_settle(struct config *fresh, const struct config *running, char *restart,
                    size_t restart_size);
 
 /* Prints err as one line: "folio: " then its source, line and message. */

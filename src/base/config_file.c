@@ -25,7 +25,7 @@ struct ini_state {
     int long_line;      /* the first line too long for inih, 0: none */
     bool after_key;     /* inih's state: a key line came since the last section line */
     int continuation;   /* the line inih takes for a continuation (indented, after a key), 0: none */
-    int key_line[64];   /* per [server] setting (config_settings' index): the line that set it, 0: none */
+    int key_line[CONFIG_SETTINGS_MAX]; /* per [server] setting (config_settings' index): the line that set it, 0: none */
     char error[300];    /* the first handler error; later ones are usually its echoes */
 };
 
@@ -109,14 +109,13 @@ static bool set_server_key(struct ini_state *st, const char *name, const char *v
 {
     const struct setting *s = config_find_setting(name);
     size_t k = s ? (size_t)(s - config_settings) : 0;
-    bool tracked = s && k < sizeof(st->key_line) / sizeof(st->key_line[0]);
     if (!config_set(st->config, name, value, err, size)) { /* a bad value says so first */
         return false;
     }
-    if (tracked && st->key_line[k]) {
+    if (s && st->key_line[k]) {
         return config_fail(err, size, "is given twice (first on line %d)", st->key_line[k]);
     }
-    if (tracked) {
+    if (s) {
         st->key_line[k] = st->line;
     }
     config_note_source(st->config, name, st->source, st->line);

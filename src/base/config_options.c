@@ -118,6 +118,8 @@ static void print_command_option(FILE *out, const struct command_option *o)
 
 static void print_help(FILE *out)
 {
+    struct config defaults;
+    bool known = config_init(&defaults); /* out of memory: the defaults go unsaid */
     fprintf(out, "usage: folio [options]\n"
                  "usage: folio check [--format text|json] [--strict] [options]\n"
                  "Serves an article (www/ at /, fragments/ at /fragments/, assets/ at /assets/)\n"
@@ -136,8 +138,13 @@ static void print_help(FILE *out)
         } else {
             snprintf(flag, sizeof(flag), "    --%s %s", s->name, s->arg);
         }
-        fprintf(out, "  %-24s  %s\n", flag, s->help);
+        char def[64] = "";
+        if (known) {
+            config_value_text(&defaults, s, def, sizeof(def));
+        }
+        fprintf(out, "  %-24s  %s%s%s%s\n", flag, s->help, known ? " (" : "", def, known ? ")" : "");
     }
+    config_finish(&defaults);
     for (size_t i = 0; i < config_command_option_count; i++) {
         if (!config_command_options[i].first) {
             print_command_option(out, &config_command_options[i]);
@@ -151,24 +158,23 @@ static void print_help(FILE *out)
 }
 
 /* getopt_long's table: each setting, and a --no- twin for the yes/no ones.
- * val indexes config_settings; the twin is val + SETTING_MAX; then config,
- * help, version. */
-#define SETTING_MAX 64
-enum { OPT_CONFIG = 2 * SETTING_MAX, OPT_HELP, OPT_VERSION, OPT_HEALTH_CHECK };
+ * val indexes config_settings; the twin is val + CONFIG_SETTINGS_MAX; then
+ * config, help, version. */
+enum { OPT_CONFIG = 2 * CONFIG_SETTINGS_MAX, OPT_HELP, OPT_VERSION, OPT_HEALTH_CHECK };
 
 static const struct option *options_table(void)
 {
-    static struct option options[2 * SETTING_MAX + 5];
-    static char no_names[SETTING_MAX][72];
+    static struct option options[2 * CONFIG_SETTINGS_MAX + 5];
+    static char no_names[CONFIG_SETTINGS_MAX][72];
     size_t n = 0;
-    for (size_t i = 0; i < config_setting_count && i < SETTING_MAX; i++) {
+    for (size_t i = 0; i < config_setting_count; i++) {
         const struct setting *s = &config_settings[i];
         /* a yes/no flag alone means yes; --qr=no says the value (no --qr no: that is an argument) */
         options[n++] = (struct option){s->name, config_setting_is_yes_no(s) ? optional_argument : required_argument,
                                        NULL, (int)i};
         if (config_setting_is_yes_no(s)) {
             snprintf(no_names[i], sizeof(no_names[i]), "no-%s", s->name);
-            options[n++] = (struct option){no_names[i], no_argument, NULL, (int)(i + SETTING_MAX)};
+            options[n++] = (struct option){no_names[i], no_argument, NULL, (int)(i + CONFIG_SETTINGS_MAX)};
         }
     }
     options[n++] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
@@ -332,8 +338,8 @@ static enum config_result load_flags(struct config *c, int argc, char **argv, st
                      argv[optind - 1]);
             return invalid(err, "", 0, message);
         }
-        if (opt >= SETTING_MAX && opt < OPT_CONFIG) {
-            config_set(c, config_settings[opt - SETTING_MAX].name, "false", message, sizeof(message));
+        if (opt >= CONFIG_SETTINGS_MAX && opt < OPT_CONFIG) {
+            config_set(c, config_settings[opt - CONFIG_SETTINGS_MAX].name, "false", message, sizeof(message));
         } else if (opt >= 0 && opt < (int)config_setting_count) {
             const struct setting *s = &config_settings[opt];
             char flag[72];
@@ -359,7 +365,9 @@ enum config_result config_load(struct config *c, int argc, char **argv, char **e
                                struct config_error *err)
 {
     *err = (struct config_error){0};
-    config_init(c);
+    if (!config_init(c)) {
+        return invalid(err, "", 0, "out of memory");
+    }
     struct first_pass p = scan_first(c, argc, argv, envp);
     if (p.exit) {
         return CONFIG_EXIT;

@@ -19,40 +19,44 @@ static const char *const watch_choices[] = {"auto", "inotify", "poll"};  /* enum
 
 /* live: read on each request (through the snapshot it holds), so a new value
  * shows on the next one. Everything else is bound into the daemon, the
- * watcher or the cache at start-up and needs a restart. */
+ * watcher or the cache at start-up and needs a restart. A help text says
+ * no default: --help and the man pages add config_init's
+ * (config_value_text), the one place defaults are written. */
 const struct setting config_settings[] = {
 #define AT(field) offsetof(struct config, field)
-    {"root", KIND_STRING, AT(root), 0, 0, "DIR", "article folder holding www/, fragments/, assets/ (.)", NULL, false},
-    {"host", KIND_STRING, AT(host), 0, 0, "ADDR", "address to listen on, 0.0.0.0 or :: for all (127.0.0.1)", NULL, false},
-    {"port", KIND_UINT, AT(port), 0, 65535, "N", "TCP port, 0 picks a free one (8000)", NULL, false},
-    {"threads", KIND_UINT, AT(threads), 0, 256, "N", "worker threads, 0 for one per CPU (0)", NULL, false},
+    {"root", KIND_STRING, AT(root), 0, 0, "DIR", "article folder holding www/, fragments/, assets/", NULL, false},
+    {"host", KIND_STRING, AT(host), 0, 0, "ADDR", "address to listen on, 0.0.0.0 or :: for all", NULL, false},
+    {"port", KIND_UINT, AT(port), 0, 65535, "N", "TCP port, 0 picks a free one", NULL, false},
+    {"threads", KIND_UINT, AT(threads), 0, 256, "N", "worker threads, 0 for one per CPU", NULL, false},
     {"production", KIND_BOOL, AT(production), 0, 0, NULL, "production mode: caching headers, no live reload", NULL, false},
-    {"live-reload", KIND_TRISTATE, AT(live_reload), 0, 0, NULL, "watch files and reload browsers (on in preview)", NULL, false},
-    {"base-path", KIND_STRING, AT(base_path), 0, 0, "PATH", "URL prefix a proxy strips, e.g. /article (none)", NULL, true},
+    {"live-reload", KIND_TRISTATE, AT(live_reload), 0, 0, NULL, "watch files and reload browsers", NULL, false},
+    {"base-path", KIND_STRING, AT(base_path), 0, 0, "PATH", "URL prefix a proxy strips, e.g. /article", NULL, true},
     {"trust-proxy", KIND_BOOL, AT(trust_proxy), 0, 0, NULL, "believe X-Forwarded-For and X-Forwarded-Prefix", NULL, true},
-    {"log-format", KIND_CHOICE, AT(log_format), 0, 2, "FMT", "access log: common, combined or json (common)", log_choices, true},
+    {"log-format", KIND_CHOICE, AT(log_format), 0, 2, "FMT", "access log: common, combined or json", log_choices, true},
     {"quiet", KIND_BOOL, AT(quiet), 0, 0, NULL, "no access log", NULL, true},
-    {"max-age", KIND_UINT, AT(max_age), 0, 315360000, "S", "production Cache-Control max-age for non-HTML (3600)", NULL, true},
-    {"timeout", KIND_UINT, AT(timeout), 1, 86400, "S", "idle connection timeout (30)", NULL, false},
-    {"grace", KIND_UINT, AT(grace), 0, 3600, "S", "on SIGTERM, wait this long for requests in flight (8)", NULL, true},
-    {"connection-limit", KIND_UINT, AT(connection_limit), 1, 1000000, "N", "concurrent connections (1024)", NULL, false},
-    {"per-ip-limit", KIND_UINT, AT(per_ip_limit), 0, 1000000, "N", "connections from one address, 0 for none (256)", NULL, false},
-    {"header-limit", KIND_BYTES, AT(header_limit), 4096, 16u << 20, "BYTES", "connection memory; a request head of about half is taken (16K)", NULL, false},
-    {"file-idle", KIND_UINT, AT(file_idle), 1, 86400, "S", "close a held file unused this long (60)", NULL, false},
-    {"cache-size", KIND_BYTES, AT(cache_size), 0, 4095u << 20, "BYTES", "memory for compressed bodies (64M)", NULL, false},
-    {"gzip-level", KIND_UINT, AT(gzip_level), 1, 9, "N", "gzip level (6)", NULL, true},
-    {"brotli-quality", KIND_UINT, AT(brotli_quality), 1, 11, "N", "brotli quality at most N; big files and preview use less (11)", NULL, true},
-    {"zstd-level", KIND_UINT, AT(zstd_level), 1, 19, "N", "zstd level at most N; big files and preview use less (19)", NULL, true},
-    {"header-timeout", KIND_UINT, AT(header_timeout), 1, 86400, "S", "whole request line and headers (60)", NULL, false},
-    {"send-rate", KIND_BYTES, AT(send_rate), 0, 1u << 30, "BYTES", "slowest response, per second; 0 for none (1K)", NULL, false},
-    {"event-stream-limit", KIND_UINT, AT(event_stream_limit), 1, 100000, "N", "live-reload event streams, 503 past it (200)", NULL, false},
-    {"watch", KIND_CHOICE, AT(watch), 0, 2, "MODE", "how live reload sees edits: auto, inotify or poll (auto)", watch_choices, false},
-    {"poll-interval", KIND_UINT, AT(poll_interval), 50, 60000, "MS", "with --watch poll, milliseconds between two looks (500)", NULL, false},
-    {"follow", KIND_BOOL, AT(follow), 0, 0, NULL, "preview: every tab and device shows where the last one scrolled (off)", NULL, false},
-    {"qr", KIND_BOOL, AT(qr), 0, 0, NULL, "QR code of the network URL, on a terminal (on; --qr=no)", NULL, false},
+    {"max-age", KIND_UINT, AT(max_age), 0, 315360000, "S", "production Cache-Control max-age for non-HTML", NULL, true},
+    {"timeout", KIND_UINT, AT(timeout), 1, 86400, "S", "idle connection timeout", NULL, false},
+    {"grace", KIND_UINT, AT(grace), 0, 3600, "S", "on SIGTERM, wait this long for requests in flight", NULL, true},
+    {"connection-limit", KIND_UINT, AT(connection_limit), 1, 1000000, "N", "concurrent connections", NULL, false},
+    {"per-ip-limit", KIND_UINT, AT(per_ip_limit), 0, 1000000, "N", "connections from one address, 0 for none", NULL, false},
+    {"header-limit", KIND_BYTES, AT(header_limit), 4096, 16u << 20, "BYTES", "connection memory; a request head of about half is taken", NULL, false},
+    {"file-idle", KIND_UINT, AT(file_idle), 1, 86400, "S", "close a held file unused this long", NULL, false},
+    {"cache-size", KIND_BYTES, AT(cache_size), 0, 4095u << 20, "BYTES", "memory for compressed bodies", NULL, false},
+    {"gzip-level", KIND_UINT, AT(gzip_level), 1, 9, "N", "gzip level", NULL, true},
+    {"brotli-quality", KIND_UINT, AT(brotli_quality), 1, 11, "N", "brotli quality at most N; big files and preview use less", NULL, true},
+    {"zstd-level", KIND_UINT, AT(zstd_level), 1, 19, "N", "zstd level at most N; big files and preview use less", NULL, true},
+    {"header-timeout", KIND_UINT, AT(header_timeout), 1, 86400, "S", "whole request line and headers", NULL, false},
+    {"send-rate", KIND_BYTES, AT(send_rate), 0, 1u << 30, "BYTES", "slowest response, per second; 0 for none", NULL, false},
+    {"event-stream-limit", KIND_UINT, AT(event_stream_limit), 1, 100000, "N", "live-reload event streams, 503 past it", NULL, false},
+    {"watch", KIND_CHOICE, AT(watch), 0, 2, "MODE", "how live reload sees edits: auto, inotify or poll", watch_choices, false},
+    {"poll-interval", KIND_UINT, AT(poll_interval), 50, 60000, "MS", "with --watch poll, milliseconds between two looks", NULL, false},
+    {"follow", KIND_BOOL, AT(follow), 0, 0, NULL, "preview: every tab and device shows where the last one scrolled", NULL, false},
+    {"qr", KIND_BOOL, AT(qr), 0, 0, NULL, "QR code of the network URL on a terminal", NULL, false},
 #undef AT
 };
 const size_t config_setting_count = sizeof(config_settings) / sizeof(config_settings[0]);
+_Static_assert(sizeof(config_settings) / sizeof(config_settings[0]) <= CONFIG_SETTINGS_MAX,
+               "more settings than CONFIG_SETTINGS_MAX: raise it");
 
 static const struct config_route default_routes[] = {
     {"/", "www", false, 0},
@@ -61,28 +65,18 @@ static const struct config_route default_routes[] = {
 };
 #define DEFAULT_ROUTE_COUNT (sizeof(default_routes) / sizeof(default_routes[0]))
 
-/* Settings are made on the start-up path (and by SIGHUP's thread, which has
- * nothing to fall back on either): out of memory there ends the process. */
-static void *must(void *p)
-{
-    if (!p) {
-        fputs("folio: out of memory\n", stderr);
-        exit(1);
-    }
-    return p;
-}
+/* Out of memory while settings are made is one more reason they are not:
+ * each function here that allocates says so (false, NULL, "out of memory"),
+ * so start-up exits as for a bad value and SIGHUP keeps the running
+ * settings, as for a bad file (main.c). Nothing exits here. */
 
-static char *xstrdup(const char *s)
-{
-    return must(strdup(s));
-}
-
-void config_init(struct config *c)
+/* See config.h: the strings and routes made first, the numbers then. */
+bool config_init(struct config *c)
 {
     *c = (struct config){
-        .root = xstrdup("."),
-        .host = xstrdup("127.0.0.1"),
-        .base_path = xstrdup(""),
+        .root = strdup("."),
+        .host = strdup("127.0.0.1"),
+        .base_path = strdup(""),
         .port = 8000,
         .live_reload = -1,
         .max_age = 3600,
@@ -102,12 +96,18 @@ void config_init(struct config *c)
         .poll_interval = 500,
         .qr = true,
     };
-    c->routes = must(calloc(DEFAULT_ROUTE_COUNT, sizeof(*c->routes)));
-    for (size_t i = 0; i < DEFAULT_ROUTE_COUNT; i++) {
-        c->routes[i] = (struct config_route){xstrdup(default_routes[i].prefix),
-                                             xstrdup(default_routes[i].dir), default_routes[i].fragments, 0};
+    c->routes = calloc(DEFAULT_ROUTE_COUNT, sizeof(*c->routes));
+    bool made = c->root && c->host && c->base_path && c->routes;
+    for (size_t i = 0; made && i < DEFAULT_ROUTE_COUNT; i++) {
+        c->routes[i] = (struct config_route){strdup(default_routes[i].prefix), strdup(default_routes[i].dir),
+                                             default_routes[i].fragments, 0};
+        c->route_count = i + 1; /* freed by config_finish, whole or not */
+        made = c->routes[i].prefix && c->routes[i].dir;
     }
-    c->route_count = DEFAULT_ROUTE_COUNT;
+    if (!made) {
+        config_finish(c);
+    }
+    return made;
 }
 
 static void routes_free(struct config *c)
@@ -258,6 +258,33 @@ void config_bytes_text(unsigned n, char *out, size_t size)
     snprintf(out, size, "%u%s", n >> shift, shift == 30 ? "G" : shift == 20 ? "M" : shift == 10 ? "K" : "");
 }
 
+/* See config_table.h. */
+void config_value_text(const struct config *c, const struct setting *s, char *out, size_t size)
+{
+    const void *field = (const char *)c + s->offset;
+    switch (s->kind) {
+    case KIND_STRING:
+        snprintf(out, size, "%s", **(char *const *)field ? *(char *const *)field : "none");
+        return;
+    case KIND_UINT:
+        snprintf(out, size, "%u", *(const unsigned *)field);
+        return;
+    case KIND_BYTES:
+        config_bytes_text(*(const unsigned *)field, out, size);
+        return;
+    case KIND_BOOL:
+        snprintf(out, size, "%s", *(const bool *)field ? "on" : "off");
+        return;
+    case KIND_TRISTATE: /* -1 follows the mode: live reload is the only one */
+        snprintf(out, size, "%s", *(const int *)field < 0 ? "on in preview" : *(const int *)field ? "on" : "off");
+        return;
+    case KIND_CHOICE:
+        snprintf(out, size, "%s", s->choices[*(const unsigned *)field]);
+        return;
+    }
+    out[0] = '\0';
+}
+
 /* A size out of its range, or not a size: says both the range and how sizes are written. */
 static bool bytes_fail(char *err, size_t err_size, const char *value, unsigned min, unsigned max)
 {
@@ -280,8 +307,12 @@ static bool set_string(char **field, const char *name, const char *value, char *
     } else if (!value[0]) {
         return config_fail(err, err_size, "needs a value");
     }
+    char *copy = strdup(value);
+    if (!copy) {
+        return config_fail(err, err_size, "out of memory");
+    }
     free(*field);
-    *field = xstrdup(value);
+    *field = copy;
     return true;
 }
 
@@ -338,7 +369,8 @@ bool config_set(struct config *c, const char *key, const char *value, char *err,
     return false;
 }
 
-/* Splits "folder, fragments" into the folder (a new string) and the mark. */
+/* Splits "folder, fragments" into the folder (a new string; NULL when out
+ * of memory) and the mark. */
 static char *route_folder(const char *value, bool *fragments)
 {
     const char *comma = strrchr(value, ',');
@@ -348,7 +380,7 @@ static char *route_folder(const char *value, bool *fragments)
     while (len > 0 && (value[len - 1] == ' ' || value[len - 1] == '\t')) {
         len--;
     }
-    return must(strndup(value, len));
+    return strndup(value, len);
 }
 
 /* The index of the route mounted at prefix ("/x/"), or route_count. */
@@ -361,8 +393,9 @@ static size_t route_index(const struct config *c, const char *prefix)
     return i;
 }
 
-/* config_set_route once the prefix is whole ("/x/") and the folder and the mark apart. */
-static void put_route(struct config *c, char *prefix, const char *dir, bool fragments, int line)
+/* config_set_route once the prefix is whole ("/x/", taken) and the folder
+ * (taken) and the mark apart. False when out of memory (both freed). */
+static bool put_route(struct config *c, char *prefix, char *dir, bool fragments, int line)
 {
     size_t i = route_index(c, prefix);
     if (!dir[0]) { /* "/x/ =": unmount */
@@ -372,17 +405,25 @@ static void put_route(struct config *c, char *prefix, const char *dir, bool frag
             c->routes[i] = c->routes[--c->route_count];
         }
         free(prefix);
-        return;
+        free(dir);
+        return true;
     }
     fragments = fragments || strcmp(prefix, "/fragments/") == 0;
     if (i == c->route_count) {
-        c->routes = must(realloc(c->routes, (c->route_count + 1) * sizeof(*c->routes)));
-        c->routes[c->route_count++] = (struct config_route){prefix, xstrdup(dir), fragments, line};
-        return;
+        struct config_route *grown = realloc(c->routes, (c->route_count + 1) * sizeof(*c->routes));
+        if (!grown) {
+            free(prefix);
+            free(dir);
+            return false;
+        }
+        c->routes = grown;
+        c->routes[c->route_count++] = (struct config_route){prefix, dir, fragments, line};
+        return true;
     }
     free(prefix);
     free(c->routes[i].dir);
-    c->routes[i] = (struct config_route){c->routes[i].prefix, xstrdup(dir), fragments, line};
+    c->routes[i] = (struct config_route){c->routes[i].prefix, dir, fragments, line};
+    return true;
 }
 
 bool config_set_route(struct config *c, const char *prefix, const char *value, int line, char *err,
@@ -397,7 +438,10 @@ bool config_set_route(struct config *c, const char *prefix, const char *value, i
                            prefix);
     }
     size_t len = strlen(tidy);
-    char *whole = must(malloc(len + 2));
+    char *whole = malloc(len + 2);
+    if (!whole) {
+        return config_fail(err, err_size, "out of memory");
+    }
     memcpy(whole, tidy, len);
     memcpy(whole + len, "/", 2);
     size_t i = route_index(c, whole);
@@ -407,9 +451,11 @@ bool config_set_route(struct config *c, const char *prefix, const char *value, i
     }
     bool fragments;
     char *folder = route_folder(value, &fragments);
-    put_route(c, whole, folder, fragments, line);
-    free(folder);
-    return true;
+    if (!folder) {
+        free(whole);
+        return config_fail(err, err_size, "out of memory");
+    }
+    return put_route(c, whole, folder, fragments, line) || config_fail(err, err_size, "out of memory");
 }
 
 static bool routes_equal(const struct config *a, const struct config *b)
@@ -444,43 +490,55 @@ static bool setting_equal(const struct config *a, const struct config *b, const 
     return true;
 }
 
-/* Sets fresh's value of s back to running's. */
-static void keep_running(struct config *fresh, const struct config *running, const struct setting *s)
+/* Sets fresh's value of s back to running's; false when out of memory. */
+static bool keep_running(struct config *fresh, const struct config *running, const struct setting *s)
 {
     void *dst = (char *)fresh + s->offset;
     const void *src = (const char *)running + s->offset;
     switch (s->kind) {
-    case KIND_STRING:
+    case KIND_STRING: {
+        char *copy = strdup(*(char *const *)src);
+        if (!copy) {
+            return false;
+        }
         free(*(char **)dst);
-        *(char **)dst = xstrdup(*(char *const *)src);
-        return;
+        *(char **)dst = copy;
+        return true;
+    }
     case KIND_UINT:
     case KIND_BYTES:
     case KIND_CHOICE:
         *(unsigned *)dst = *(const unsigned *)src;
-        return;
+        return true;
     case KIND_BOOL:
         *(bool *)dst = *(const bool *)src;
-        return;
+        return true;
     case KIND_TRISTATE:
         *(int *)dst = *(const int *)src;
-        return;
+        return true;
     }
+    return true;
 }
 
-static void keep_running_routes(struct config *fresh, const struct config *running)
+/* Sets fresh's routes back to running's; false when out of memory. */
+static bool keep_running_routes(struct config *fresh, const struct config *running)
 {
     routes_free(fresh);
-    fresh->routes = must(calloc(running->route_count ? running->route_count : 1, sizeof(*fresh->routes)));
-    for (size_t i = 0; i < running->route_count; i++) {
+    fresh->routes = calloc(running->route_count ? running->route_count : 1, sizeof(*fresh->routes));
+    for (size_t i = 0; fresh->routes && i < running->route_count; i++) {
         fresh->routes[i] = running->routes[i];
-        fresh->routes[i].prefix = xstrdup(running->routes[i].prefix);
-        fresh->routes[i].dir = xstrdup(running->routes[i].dir);
+        fresh->routes[i].prefix = strdup(running->routes[i].prefix);
+        fresh->routes[i].dir = strdup(running->routes[i].dir);
+        fresh->route_count = i + 1; /* freed by routes_free, whole or not */
+        if (!fresh->routes[i].prefix || !fresh->routes[i].dir) {
+            return false;
+        }
     }
-    fresh->route_count = running->route_count;
+    return fresh->routes != NULL;
 }
 
-void config_settle(struct config *fresh, const struct config *running, char *restart,
+/* See config.h. */
+bool config_settle(struct config *fresh, const struct config *running, char *restart,
                    size_t restart_size)
 {
     size_t used = 0;
@@ -490,15 +548,20 @@ void config_settle(struct config *fresh, const struct config *running, char *res
         if (s->live || setting_equal(fresh, running, s)) {
             continue;
         }
-        keep_running(fresh, running, s);
+        if (!keep_running(fresh, running, s)) {
+            return false;
+        }
         if (used < restart_size) {
             used += (size_t)snprintf(restart + used, restart_size - used, "%s%s", used ? ", " : "", s->name);
         }
     }
     if (!routes_equal(fresh, running)) {
-        keep_running_routes(fresh, running);
+        if (!keep_running_routes(fresh, running)) {
+            return false;
+        }
         if (used < restart_size) {
             snprintf(restart + used, restart_size - used, "%s[routes]", used ? ", " : "");
         }
     }
+    return true;
 }

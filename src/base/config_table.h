@@ -23,6 +23,10 @@ struct setting {
     bool live;                  /* a SIGHUP applies it to the next request */
 };
 
+/* How many settings there may be: the config file's and getopt's tables
+ * are sized by it (config_table.c asserts the table fits). */
+#define CONFIG_SETTINGS_MAX 64
+
 extern const struct setting config_settings[];
 extern const size_t config_setting_count;
 
@@ -43,6 +47,12 @@ extern const size_t config_command_option_count;
 /* The size n as a user writes it, with the largest unit that divides it
  * ("16K", "64M", "0"). */
 void config_bytes_text(unsigned n, char *out, size_t size);
+
+/* s's value in c as a user would write it ("8000", "16K", "on", "json",
+ * "on in preview" for a yes/no that follows the mode, "none" for an empty
+ * string). Of a config_init'd c, the default --help and the man pages
+ * state. */
+void config_value_text(const struct config *c, const struct setting *s, char *out, size_t size);
 
 /* The row for key ("live_reload", "LIVE_RELOAD" and "live-reload" are one),
  * or NULL. */

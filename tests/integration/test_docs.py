@@ -169,6 +169,20 @@ class Options(unittest.TestCase):
                          "settings without their '; key = default' line in config/folio.conf")
         self.assertEqual(sorted(keys - set(settings)), [], "keys in config/folio.conf folio does not have")
 
+    def test_config_folio_conf_states_the_defaults(self):
+        # config_init holds the defaults; --help states them (config_value_text), and so must
+        # the shipped file, whose lines say "the values below are the defaults".
+        server = read("config/folio.conf").split("[server]", 1)[1].split("[routes]", 1)[0]
+        shipped = {k: v.strip() for k, v in re.findall(r"^;\s*([a-z][a-z0-9-]*)\s*=([^;\n]*)", server, re.M)}
+        words = {"true": "on", "yes": "on", "1": "on", "false": "off", "no": "off", "0": "off", "": "none"}
+
+        def plain(value, default):  # a yes/no written any way folio reads it; the mode's for live-reload
+            value = words.get(value, value) if default in ("on", "off", "on in preview", "none") else value
+            return "on in preview" if default == "on in preview" and value == "on" else value
+        wrong = ["%s = %r, --help says (%s)" % (k, shipped[k], d) for k, d in help_defaults().items()
+                 if k in shipped and plain(shipped[k], d) != d]
+        self.assertEqual(wrong, [], "config/folio.conf states a default config_init does not have")
+
 
 MAN = os.environ.get("FOLIO_MAN_DIR", os.path.join(os.path.dirname(os.path.dirname(FOLIO)), "docs", "man"))
 
@@ -214,7 +228,7 @@ class ManPages(unittest.TestCase):
         self.assertIn("[routes]", page)
 
     def test_the_defaults_help_states_are_the_defaults(self):
-        # The man pages read the defaults from config_init; --help's are written by hand.
+        # Both read the defaults from config_init (config_value_text): they cannot differ.
         page = man_source("folio.1").replace("\\-", "-").replace("\\%", "").replace("\\&", "")
         entries = dict(re.findall(r"^\\fB--([a-z0-9-]+)\\fR.*?\nDefault: \\fB(.*?)\\fR", page, re.M | re.S))
         stated = help_defaults()

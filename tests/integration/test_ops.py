@@ -14,7 +14,7 @@ import threading
 import time
 import unittest
 
-from folio import FOLIO, Server, main
+from folio import FOLIO, Server, main, preloaded
 
 
 def run(*args, env=None, cwd=None, timeout=10):
@@ -200,6 +200,21 @@ class Reload(Fixture):
             s.get("/")
             last = wait_for(lambda: s.log_lines[logged:], what="the log line")[-1]
             self.assertEqual(json.loads(last)["status"], 200)
+
+    def test_out_of_memory_keeps_the_previous_settings(self):
+        # host's copy is malloc(178), a size nothing else asks for: it fails there, as under
+        # memory pressure. A SIGHUP that cannot make its settings changes nothing, as a bad file.
+        self.write_config("[server]\nproduction = yes\nmax-age = 100\n")
+        env = preloaded("FOLIO_FAILING_MALLOC_SHIM", fail_malloc_size=178, fail_malloc_times=1)
+        with Server(self.root, env=env) as s:
+            self.write_config("[server]\nproduction = yes\nmax-age = 200\nhost = %s\n" % ("h" * 177))
+            line = self.sighup_line(s, 1)
+            self.assertIn("out of memory", line)
+            self.assertIn("previous settings", line)
+            self.assertEqual(self.max_age(s), "public, max-age=100")
+            self.write_config("[server]\nproduction = yes\nmax-age = 200\n")
+            self.assertIn("re-read", self.sighup_line(s, 2))  # the next one applies
+            self.assertEqual(self.max_age(s), "public, max-age=200")
 
     def test_production_needs_a_restart(self):
         self.write_config("[server]\n")
