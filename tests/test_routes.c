@@ -203,11 +203,10 @@ static void test_misses_do_not_take_the_lock(void **state)
     snprintf(v3, sizeof(v3), "%s/www-v3", root);
     bool bare;
     const struct route *top = routes_match(&r, "/", &bare);
-    struct route *held = &r.items[top - r.items];
 
     /* The lock held (a look under way): every miss returns, none looks. */
-    assert_int_equal(pthread_mutex_lock(&held->lock), 0);
-    uint64_t looks = atomic_load(&top->looks);
+    assert_int_equal(pthread_mutex_lock(&top->watch->lock), 0);
+    uint64_t looks = atomic_load(&top->watch->looks);
     pthread_t threads[FLOOD_THREADS];
     struct flood floods[FLOOD_THREADS];
     for (int i = 0; i < FLOOD_THREADS; i++) {
@@ -218,8 +217,8 @@ static void test_misses_do_not_take_the_lock(void **state)
         assert_int_equal(pthread_join(threads[i], NULL), 0);
         assert_int_equal(floods[i].retries, 0);
     }
-    assert_int_equal(atomic_load(&top->looks), looks);
-    assert_int_equal(pthread_mutex_unlock(&held->lock), 0);
+    assert_int_equal(atomic_load(&top->watch->looks), looks);
+    assert_int_equal(pthread_mutex_unlock(&top->watch->lock), 0);
 
     /* Unlocked: at most one look per interval over the whole flood. */
     int64_t start = clock_now_ms();
@@ -231,7 +230,7 @@ static void test_misses_do_not_take_the_lock(void **state)
         assert_int_equal(floods[i].retries, 0); /* nothing was swapped */
     }
     int64_t elapsed = clock_now_ms() - start;
-    assert_in_range(atomic_load(&top->looks) - looks, 0,
+    assert_in_range(atomic_load(&top->watch->looks) - looks, 0,
                     (uint64_t)(elapsed / ROUTES_MISS_INTERVAL_MS) + 1);
 
     /* A swap is seen by a miss: within the interval under a flood ... */
@@ -252,9 +251,9 @@ static void test_misses_do_not_take_the_lock(void **state)
     assert_int_equal(rmdir(www), 0);
     assert_int_equal(rename(v3, www), 0);
     assert_int_equal(routes_check(top, true), ROUTE_REOPENED);
-    looks = atomic_load(&top->looks);
+    looks = atomic_load(&top->watch->looks);
     assert_true(routes_missed(top, before));
-    assert_int_equal(atomic_load(&top->looks), looks);
+    assert_int_equal(atomic_load(&top->watch->looks), looks);
     routes_close(&r);
     config_finish(&c);
 }

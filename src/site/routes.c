@@ -65,18 +65,18 @@ bool routes_open(struct routes *r, const struct config *c, char *err, size_t err
         route->prefix = strdup(cr->prefix);
         route->prefix_len = strlen(cr->prefix);
         route->is_fragments = cr->fragments;
+        route->watch = calloc(1, sizeof(*route->watch));
+        if (route->watch) {
+            pthread_mutex_init(&route->watch->lock, NULL);
+        }
         r->count++;
-        if (!route->prefix) {
+        if (!route->prefix || !route->watch) {
             snprintf(err, err_size, "out of memory");
             routes_close(r);
             return false;
         }
     }
-    qsort(r->items, r->count, sizeof(*r->items), longest_prefix_first);
-    for (size_t i = 0; i < r->count; i++) { /* after the sort: a mutex is never moved */
-        pthread_mutex_init(&r->items[i].lock, NULL);
-    }
-    r->locks_made = true;
+    qsort(r->items, r->count, sizeof(*r->items), longest_prefix_first); /* the watches stay put */
     return true;
 }
 
@@ -122,8 +122,9 @@ void routes_close(struct routes *r)
         if (r->items[i].dir_fd >= 0) {
             close(r->items[i].dir_fd);
         }
-        if (r->locks_made) {
-            pthread_mutex_destroy(&r->items[i].lock);
+        if (r->items[i].watch) {
+            pthread_mutex_destroy(&r->items[i].watch->lock);
+            free(r->items[i].watch);
         }
     }
     free(r->items);
@@ -136,7 +137,7 @@ void routes_close(struct routes *r)
 /* The state route is in, without looking. */
 static enum route_state held_state(const struct route *r)
 {
-    return atomic_load(&r->gone) ? ROUTE_GONE : ROUTE_SAME;
+    return atomic_load(&r->watch->gone) ? ROUTE_GONE : ROUTE_SAME;
 }
 
 /* Says on stderr what became of route r's folder, its names escaped
@@ -151,15 +152,16 @@ static void say_folder(const struct route *r, const char *what)
 
 /* Compares the folder at r->configured with the one r->dir_fd holds and
  * re-opens it in place when they differ; a re-open (or a return) raises the
- * generation once dir_fd names the folder. Under r->lock: one look at a
- * time. */
-static enum route_state look_locked(struct route *r)
+ * generation once dir_fd names the folder. Under r->watch->lock: one look
+ * at a time. */
+static enum route_state look_locked(const struct route *r)
 {
-    atomic_fetch_add_explicit(&r->looks, 1, memory_order_relaxed);
+    struct route_watch *w = r->watch;
+    atomic_fetch_add_explicit(&w->looks, 1, memory_order_relaxed);
     enum route_state state = ROUTE_SAME;
     struct stat there, held;
     if (stat(r->configured, &there) != 0 || !S_ISDIR(there.st_mode)) {
-        if (!atomic_exchange(&r->gone, true)) {
+        if (!atomic_exchange(&w->gone, true)) {
             say_folder(r, "is gone; 404 until it is back");
         }
         state = ROUTE_GONE;
@@ -167,7 +169,7 @@ static enum route_state look_locked(struct route *r)
                held.st_ino != there.st_ino) {
         int fd = open(r->configured, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0 && dup3(fd, r->dir_fd, O_CLOEXEC) >= 0) {
-            atomic_store(&r->gone, false);
+            atomic_store(&w->gone, false);
             say_folder(r, "was replaced; re-opened");
             state = ROUTE_REOPENED;
         } else {
@@ -176,27 +178,27 @@ static enum route_state look_locked(struct route *r)
         if (fd >= 0) {
             close(fd);
         }
-    } else if (atomic_exchange(&r->gone, false)) {
+    } else if (atomic_exchange(&w->gone, false)) {
         say_folder(r, "is back");
         state = ROUTE_REOPENED;
     }
     if (state == ROUTE_REOPENED) {
-        atomic_fetch_add_explicit(&r->generation, 1, memory_order_release);
+        atomic_fetch_add_explicit(&w->generation, 1, memory_order_release);
     }
     return state;
 }
 
 /* One look at r, after any under way (wait), or only if none is (!wait:
  * then the state as it stands). */
-static enum route_state look_again(struct route *r, bool wait)
+static enum route_state look_again(const struct route *r, bool wait)
 {
     if (wait) {
-        pthread_mutex_lock(&r->lock);
-    } else if (pthread_mutex_trylock(&r->lock) != 0) {
+        pthread_mutex_lock(&r->watch->lock);
+    } else if (pthread_mutex_trylock(&r->watch->lock) != 0) {
         return held_state(r); /* another thread is looking: its answer will do */
     }
     enum route_state state = look_locked(r);
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->watch->lock);
     return state;
 }
 
@@ -211,26 +213,21 @@ static bool my_turn(_Atomic int64_t *stamp, int64_t interval_ms)
 
 enum route_state routes_check(const struct route *route, bool missed)
 {
-    /* The route's memory is the array routes_open allocated, never const
-     * itself: the atomics and the lock are the only fields written after
-     * start-up. */
-    struct route *r = (struct route *)route;
     if (missed) {
-        atomic_store(&r->checked_ms, clock_now_ms());
-        return look_again(r, true);
+        atomic_store(&route->watch->checked_ms, clock_now_ms());
+        return look_again(route, true);
     }
-    return my_turn(&r->checked_ms, CHECK_INTERVAL_MS) ? look_again(r, false) : held_state(r);
+    return my_turn(&route->watch->checked_ms, CHECK_INTERVAL_MS) ? look_again(route, false) : held_state(route);
 }
 
 /* See routes.h: the generation first (a swap already seen costs no look),
  * then a look when it is this miss's turn. */
 bool routes_missed(const struct route *route, uint64_t seen)
 {
-    struct route *r = (struct route *)route;
-    if (routes_generation(r) == seen && my_turn(&r->missed_ms, ROUTES_MISS_INTERVAL_MS)) {
-        look_again(r, false);
+    if (routes_generation(route) == seen && my_turn(&route->watch->missed_ms, ROUTES_MISS_INTERVAL_MS)) {
+        look_again(route, false);
     }
-    return routes_generation(r) != seen && !atomic_load(&r->gone);
+    return routes_generation(route) != seen && !atomic_load(&route->watch->gone);
 }
 
 /* See routes.h: a route's, or folio's own. */

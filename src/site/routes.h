@@ -23,18 +23,25 @@
 
 struct config;
 
-struct route {
-    char *prefix;      /* "/", "/fragments/", ...: starts and ends with "/" */
-    size_t prefix_len;
-    char *dir;         /* absolute, canonical (as it was at start-up) */
-    char *configured;  /* absolute, symlinks unresolved: what routes_check re-opens */
-    int dir_fd;        /* the number never changes; what it names may (routes_check) */
+/* What the looks at a route's configured path keep: the one part of a
+ * route any thread writes after start-up (routes_check, routes_missed),
+ * so a route itself is read-only and handed around const. */
+struct route_watch {
     _Atomic int64_t checked_ms; /* CLOCK_MONOTONIC ms of the last timed look at configured */
     _Atomic int64_t missed_ms;  /* ... and of the last look a miss asked for */
     atomic_uint_fast64_t generation; /* up by one each time dir_fd names another folder, or gone changes */
     atomic_uint_fast64_t looks;      /* looks at configured so far (stat + fstat): for tests and benches */
     pthread_mutex_t lock; /* one look at a time; a request's look never waits for it (trylock) */
     atomic_bool gone;  /* configured names no folder: every address is a 404 */
+};
+
+struct route {
+    char *prefix;      /* "/", "/fragments/", ...: starts and ends with "/" */
+    size_t prefix_len;
+    char *dir;         /* absolute, canonical (as it was at start-up) */
+    char *configured;  /* absolute, symlinks unresolved: what routes_check re-opens */
+    int dir_fd;        /* the number never changes; what it names may (routes_check) */
+    struct route_watch *watch; /* owned */
     bool is_fragments; /* marked in [routes] (/fragments/ always): HTML here is fetched by script, never a page */
 };
 
@@ -42,7 +49,6 @@ struct routes {
     struct route *items; /* longest prefix first */
     size_t count;
     char *root;          /* canonical article root */
-    bool locks_made;     /* every item's lock is initialised (routes_open's last step) */
 };
 
 /* Resolves the root and every route folder and opens them. On failure writes
@@ -87,7 +93,7 @@ enum route_state routes_check(const struct route *route, bool missed);
  * seen since then (by anyone) changes it. */
 static inline uint64_t routes_generation(const struct route *route)
 {
-    return atomic_load_explicit(&route->generation, memory_order_acquire);
+    return atomic_load_explicit(&route->watch->generation, memory_order_acquire);
 }
 
 /* A file was not found beneath route, whose generation was seen before the
