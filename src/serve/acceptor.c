@@ -199,7 +199,7 @@ void acceptor_stop(struct acceptor *a)
 }
 
 /* See acceptor.h. */
-void acceptor_free(struct acceptor *a)
+void acceptor_destroy(struct acceptor *a)
 {
     if (a) {
         acceptor_stop(a);

@@ -31,7 +31,7 @@ struct acceptor;
  * "::", as nginx's ipv6only=off); -1 with errno set when it cannot be had. */
 int acceptor_listen(const struct sockaddr_storage *addr);
 
-/* An acceptor of listen_fd (taken, closed by acceptor_free, or here on
+/* An acceptor of listen_fd (taken, closed by acceptor_destroy, or here on
  * failure) that holds the daemon to limit connections: past it, new ones
  * wait in the listen backlog, as they did in libmicrohttpd's own accept.
  * NULL when out of memory. */
@@ -64,4 +64,4 @@ void acceptor_stop(struct acceptor *a);
 
 /* Closes the socket and frees a (after MHD_stop_daemon, whose closes call
  * acceptor_closed). Accepts NULL. */
-void acceptor_free(struct acceptor *a);
+void acceptor_destroy(struct acceptor *a);

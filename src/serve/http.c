@@ -15,6 +15,7 @@
 #include "admission.h"
 #include "best.h"
 #include "base/config.h"
+#include "base/inflight.h"
 #include "base/settings.h"
 #include "cache.h"
 #include "connection.h"
@@ -37,7 +38,7 @@ struct http_server {
     struct exchange_server shared;   /* what every request reads (exchange.h) */
     struct connection_daemon conns;  /* the connection and logger callbacks' (connection_daemon.h) */
     struct ready_sweeper *sweeper;   /* closes held descriptors unused or of files gone */
-    atomic_uint in_flight;
+    struct inflight requests;        /* under way, from their first callback to their last */
     atomic_bool quiesced; /* http_server_quiesce ran: new connections are closed at once */
 };
 
@@ -119,7 +120,7 @@ static void *on_request_start(void *cls, const char *uri, struct MHD_Connection 
     ex->protocol = ex->protocol_buf; /* "" until the handler says it (a head the library refuses: never) */
     clock_gettime(CLOCK_REALTIME, &ex->start_real);
     clock_gettime(CLOCK_MONOTONIC, &ex->start_mono);
-    atomic_fetch_add(&s->in_flight, 1);
+    inflight_enter(&s->requests);
     return ex;
 }
 
@@ -216,7 +217,7 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     free(ex);
     /* the next request's, on a connection kept alive */
     connection_expect_headers(conn, s->conns.header_timeout, s->conns.timeout);
-    atomic_fetch_sub(&s->in_flight, 1);
+    inflight_leave(&s->requests);
 }
 
 /* folio's verdict on a head the library refuses itself (connection_answer.h's
@@ -310,7 +311,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
         if (d) {
             MHD_stop_daemon(d);
         }
-        acceptor_free(s->acceptor);
+        acceptor_destroy(s->acceptor);
         s->acceptor = s->conns.acceptor = NULL;
         return NULL;
     }
@@ -340,8 +341,9 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
         return NULL;
     }
     struct http_server *s = calloc(1, sizeof(*s));
-    if (!s) {
+    if (!s || !inflight_init(&s->requests)) {
         snprintf(err, err_size, "out of memory");
+        free(s);
         return NULL;
     }
     s->ctx = *ctx;
@@ -349,6 +351,7 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
     struct deadline_watch *deadlines = deadline_watch_start(c->header_timeout > 1 ? 250 : 100);
     if (!deadlines) {
         snprintf(err, err_size, "cannot start the deadline watcher");
+        inflight_finish(&s->requests);
         free(s);
         return NULL;
     }
@@ -363,6 +366,7 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
         deadline_watch_stop(deadlines);
         connection_daemon_finish(&s->conns);
         best_stop(s->shared.entries.best);
+        inflight_finish(&s->requests);
         free(s);
         return NULL;
     }
@@ -397,16 +401,12 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
         s->ctx.live->stop(s->ctx.live->ctx);
     }
     deadline_end_reads(s->conns.deadlines); /* idle connections close now; busy ones after their answer */
-    struct timespec tick = {0, 20 * 1000 * 1000};
-    for (unsigned waited = 0; atomic_load(&s->in_flight) > 0 && waited < grace_s * 50; waited++) {
-        nanosleep(&tick, NULL);
-    }
-    if (atomic_load(&s->in_flight) > 0) {
+    if (!inflight_wait(&s->requests, grace_s * 1000)) {
         deadline_expire_all(s->conns.deadlines); /* the grace is over: what is left is reset now */
     }
     acceptor_stop(s->acceptor); /* it adds to the daemon: first */
     MHD_stop_daemon(s->daemon);
-    acceptor_free(s->acceptor); /* the daemon's closes count down in it: after */
+    acceptor_destroy(s->acceptor); /* the daemon's closes count down in it: after */
     ready_sweeper_stop(s->sweeper);
     best_stop(s->shared.entries.best); /* its jobs hold cache bodies: before the clear */
     deadline_watch_stop(s->conns.deadlines);
@@ -419,5 +419,6 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     /* Ready entries count their descriptors in s: they go before it does. */
     cache_clear(s->ctx.cache);
     connection_daemon_finish(&s->conns);
+    inflight_finish(&s->requests);
     free(s);
 }
