@@ -251,21 +251,19 @@ static void raise_file_limit(void)
  * One arena for the whole process: glibc gives each thread an arena of its
  * own, and each keeps the high-water mark of what its thread built: the
  * cache's entries are made on one worker thread and evicted by another, so
- * with two workers RSS settled at twice --cache-size (test_entry_faults
- * ManySmallFiles: 30 MiB at a 16 MiB budget, 16 MiB with one arena). The hot
- * path barely allocates, and what it does, small blocks, comes from each
- * thread's tcache without the arena's lock.
+ * with two workers RSS settled at twice --cache-size (test_entry_faults,
+ * ManySmallFiles, holds it to one). The hot path barely allocates, and what
+ * it does, small blocks, comes from each thread's tcache without the
+ * arena's lock.
  *
  * A fixed mmap threshold (glibc's initial 128 KiB): by default glibc raises
  * it to the size of each mmapped block freed, up to 32 MiB, so after the
  * first brotli 11 or zstd 19 every later encoder's tables come from the heap
  * and stay resident once freed, until a malloc_trim (best.c) that a
- * request-path compression never gets: br 11 and zstd 19 of ten 3-64 KiB
- * fragments after a big one left 6 MiB resident, 0.4 with the threshold.
- * bench/article.py: RSS at the end 14.9 -> 9.6 MiB, the peak 88 -> 62 MiB
- * (no heap kept beside the next encoder's mmapped tables). Big blocks are
- * then mmapped and unmapped each time; none is made per request once a
- * body is kept (strace of every class at steady state: no mmap, no munmap). */
+ * request-path compression never gets. Big blocks are then mmapped and
+ * unmapped each time; none is made per request once a body is kept (strace
+ * of every class at steady state shows no mmap). The figures:
+ * bench/README.md, Measurements behind the code. */
 static void tune_malloc(void)
 {
 #ifdef M_ARENA_MAX

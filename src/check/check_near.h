@@ -3,10 +3,10 @@
  *
  * A typo is at most two edits (base/edits.h: an insertion, a deletion, a
  * change, or a swap of two neighbours) and at most a third of the anchor's
- * length. Asked for
- * every anchor that misses against every id of a page, a full edit-distance
- * table per pair made a generated table of contents whose id scheme changed
- * (3,000 ids, 3,000 anchors) take seconds. So the ids are indexed once per
+ * length. Asked for every anchor that misses against every id of a page, a
+ * full edit-distance table per pair grows with the square of the page: a
+ * generated table of contents whose id scheme changed took seconds
+ * (bench/README.md, folio check). So the ids are indexed once per
  * page: by length (only those within the limit of the anchor's are looked
  * at), and by the bytes they hold, as a set and as counts, which two edits
  * change by at most four, so most are passed over in a few instructions;

@@ -29,8 +29,8 @@ struct livereload {
 };
 
 /* How long a save's reload events wait for its own live check (only when no
- * earlier one is being checked): a page's check takes a few milliseconds,
- * one of thousands of anchors hundreds (bench/check.py --misses). */
+ * earlier one is being checked): long enough for a page's check, far
+ * shorter than one of thousands of anchors (bench/README.md, folio check). */
 #define LIVERELOAD_CHECK_WAIT_MS 20
 
 static bool livereload_ends_with(const char *s, size_t n, const char *suffix, bool ci)

@@ -287,8 +287,9 @@
   /* Where baselineDoc's elements start in baseline (indexSource), once known. */
   var sourceIndex = null, indexed = null;
   /* On this machine bytes cost nothing, while compressing a just-saved page
-   * does (brotli: ~20 ms for 350 KB, on the path of every edit): a range
-   * request makes the browser ask for identity, so the file comes as it is. */
+   * does, on the path of every edit (bench/README.md, Measurements behind
+   * the code): a range request makes the browser ask for identity, so the
+   * file comes as it is. */
   var loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(location.hostname);
   /* The page's current source, as a script fetches it. */
   function fetchSource() {

@@ -5,7 +5,8 @@
  * listening socket, up to ten connections a turn, so a burst of connections
  * (a load balancer filling its pool, nginx's upstream keepalive, wrk -c32)
  * lands on whichever worker woke first, and stays there for as long as each
- * is kept alive: 32 at once gave one of two workers 93 % of the CPU. Here one
+ * is kept alive: one worker does nearly all the work (bench/README.md,
+ * Measurements behind the code). Here one
  * thread accepts and hands each socket to MHD_add_connection, which gives it
  * to a worker with room, chosen by the descriptor's number, so in turn
  * (library.h). The

@@ -88,10 +88,10 @@ static void *work(void *arg)
         job_free(j);
         atomic_fetch_add(&b->done, 1);
         if (!b->head) {
-            /* The encoders' tables (zstd 19 on a 2.3 MB body: ~50 MB) went
-             * back to malloc, which keeps them in its heap for reuse; an idle
-             * worker gives them back (bench/article.py's fixture, every file
-             * in br and zstd: RSS after the best levels 38.6 -> 8.4 MiB). */
+            /* The encoders' tables (tens of MB for zstd 19 of a big body)
+             * went back to malloc, which keeps them in its heap for reuse;
+             * an idle worker gives them back (bench/README.md, Measurements
+             * behind the code). */
             pthread_mutex_unlock(&b->lock);
             malloc_trim(0);
             pthread_mutex_lock(&b->lock);

@@ -71,15 +71,12 @@ struct body *cache_get(struct cache *c, const char *path, const char *variant,
 uint64_t cache_generation(struct cache *c);
 
 #define CACHE_VARIANTS_PER_PATH 16
-/* Where a kept body lives, by measurement (bench/article.py, wrk -c32, CPU
- * per request): up to 16 KiB in the heap, sent with its headers in one write;
- * above, up to 128 KiB, in a memfd sent by sendfile (the 100 KB gzip page:
- * 53 against 73 us, the copy into the socket is gone); above that in the heap
- * again, as libmicrohttpd sendfiles 128 KiB a round, a poll and a
- * cork toggle each (the 190 KB br and zstd fragment: 62 and 69 us by
- * sendfile against 50 from memory, same run; the 600 KB gzip one: 118
- * against 101); and past an eighth of the budget in a memfd whatever its
- * size. */
+/* Where a kept body lives, by the CPU a request costs (bench/README.md,
+ * Measurements behind the code): up to 16 KiB in the heap, sent with its
+ * headers in one write; above, up to 128 KiB, in a memfd sent by sendfile
+ * (the copy into the socket is gone); above that in the heap again, as
+ * libmicrohttpd sendfiles 128 KiB a round, a poll and a cork toggle each;
+ * and past an eighth of the budget in a memfd whatever its size. */
 #define CACHE_HEAP_MAX_BYTES (16u << 10)
 #define CACHE_SENDFILE_MAX_BYTES (128u << 10)
 /* Each memfd is a descriptor held: past this many, bodies stay in the heap,

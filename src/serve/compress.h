@@ -19,17 +19,13 @@ struct body;
 
 /* The levels of the slow codings. Preview, where a save must reach the
  * screen within the live-reload figures, takes levels about as fast as gzip
- * -6 that still beat it (the 643 KB fragment: br 5 in 27 ms, zstd 3 in 12,
- * gzip 6 in 26). Production takes the best a browser decodes where its cost
- * stays about a quarter of a second on the first request (br 11 and zstd
- * 19 cost 2 and 1 us a byte here: 310 and 126 ms for the 166 KB page), and
- * takes preview's levels for bigger bodies (br 11 on a 2.3 MB fragment:
- * 11.9 s, br 5 0.14 s; zstd 19 7.2 s, zstd 3 17 ms and smaller than 9-12)
- * until the best are made in the background. No level between: br 7-9's
- * bucket tables grow with the level and the input scatters over their
- * pages (the 166 KB page at peak: br 7 9.6 MiB, br 8 17.7, br 9 32 MiB and
- * 23 ms; br 5 2.4 MiB and 4 ms, 3 % more bytes than br 9, for the second or
- * so until br 11 replaces it). */
+ * -6 that still beat it. Production takes the best a browser decodes where
+ * its cost stays about a quarter of a second on the first request, and
+ * preview's levels for bigger bodies until the best are made in the
+ * background. No level between: br 7-9's bucket tables grow with the level
+ * and the input scatters over their pages, many times br 5's memory for a
+ * few percent of bytes, for the second or so until br 11 replaces it. The
+ * figures: bench/README.md, Measurements behind the code. */
 #define COMPRESS_BR_PREVIEW 5
 #define COMPRESS_BR_PRODUCTION 11
 #define COMPRESS_ZSTD_PREVIEW 3
@@ -50,7 +46,7 @@ struct body *compress_body(enum encoding e, const void *data, size_t len, int le
 
 /* compress_body for brotli and zstd in steps of 64 KiB of input, giving up
  * (NULL) once *stop is set: a best level made in the background (best.c)
- * must not hold shutdown for a 12 s brotli. Same bytes as compress_body. */
+ * must not hold shutdown for a brotli of seconds. Same bytes as compress_body. */
 struct body *compress_body_until(enum encoding e, const void *data, size_t len, int level,
                                  const atomic_bool *stop);
 

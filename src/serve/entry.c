@@ -25,20 +25,21 @@
 
 /* Files up to this size are kept in memory and sent with their headers in one
  * write: libmicrohttpd sends headers and a sendfile body apart (two
- * syscalls, two packets), which costs small files a quarter of their speed
- * (bench/README.md). */
+ * syscalls, two packets), which costs small files much of their speed
+ * (bench/README.md, Measurements behind the code). */
 #define SMALL_FILE_BYTES (16u << 10)
 /* Files up to this size are kept in memory too when the cache keeps them in
  * the heap (cache_in_heap: above 128 KiB): libmicrohttpd sends a file in
  * 128 KiB sendfile chunks, a poll round each, and from memory as much as the
- * socket takes: a 323 KB PNG costs 81 us a request from memory against 103
- * by sendfile (bench/article.py, wrk -c32). Between the two sizes the file
- * itself is sent by sendfile; a memfd copy of it would buy nothing. */
+ * socket takes, which costs less CPU a request (bench/README.md). Between
+ * the two sizes the file itself is sent by sendfile; a memfd copy of it
+ * would buy nothing. */
 #define MEMORY_FILE_BYTES (512u << 10)
 /* Bodies below this are not worth a coding's header and a Vary-split cache. */
 #define CODED_MIN_BYTES 512
-/* Bodies up to this get their best level made in the background (best.h):
- * br 11 of 4 MiB is ~20 s of one core; beyond, the fast level stays. */
+/* Bodies up to this get their best level made in the background (best.h),
+ * which at br 11 takes seconds of one core a megabyte; beyond, the fast
+ * level stays. */
 #define BEST_MAX_BYTES (4u << 20)
 /* Files above this are sent as they are rather than read into memory. */
 #define CODED_MAX_BYTES (32u << 20)

@@ -266,8 +266,8 @@ static ssize_t never_read(void *cls, uint64_t pos, char *buf, size_t max)
 }
 
 /* See library.h. 0.9.75's reader buffer, allocated with the response, is
- * one byte: at 4 KiB every ready entry's 304 cost 4.3 KB the cache did not
- * count (issue 19, 1). */
+ * one byte: at its default size every ready entry's 304 held a buffer the
+ * cache did not count. */
 struct MHD_Response *library_not_modified(uint64_t size)
 {
     if (!is_new()) {

@@ -95,8 +95,8 @@ struct when {
 /* @secs as a line shows it: UTC in ISO 8601 for JSON, else local time in
  * the common log's form; from @cache when it holds that second: a busy
  * server logs many lines a second, and strftime with the time zone's
- * conversion was 1.7 k of the 7.6 k instructions a line cost (callgrind, a
- * 404 in the common format). */
+ * conversion was a fifth of what a line cost (bench/README.md, Measurements
+ * behind the code). */
 static const char *when_text(struct when *cache, time_t secs, bool utc)
 {
     if (cache->secs != secs || !cache->text[0]) {
@@ -195,10 +195,11 @@ size_t log_format_line(enum log_format format, const struct log_record *r, char 
  *
  * The writer gathers: woken by the first line into an empty ring, it lets
  * lines collect for LOG_GATHER_MS (or until a quarter of the ring is full, or
- * a flush waits) and writes them in one go. Waking it and writing for every
- * line cost 7-12 us a request at 30-60k requests/s (2.2 futex calls and 0.8
- * writes a request, strace); nginx's `access_log ... buffer= flush=` is the
- * same trade, off by default there. A line is on stdout within about 20 ms. */
+ * a flush waits) and writes them in one go: waking it and writing for every
+ * line cost two futex calls and a write a request (bench/README.md,
+ * Measurements behind the code); nginx's `access_log ... buffer= flush=` is
+ * the same trade, off by default there. A line is on stdout within about
+ * LOG_GATHER_MS. */
 #define RING_BYTES (1u << 20)
 #define LOG_GATHER_MS 20
 #define RING_EARLY_BYTES (RING_BYTES / 4)

@@ -40,7 +40,7 @@ static bool read_tcp_info(int fd, struct tcp_info *info, socklen_t *len)
 /* See progress.h. One TCP_INFO is one snapshot, taken under the socket's
  * lock: new bytes sent (all sent, less retransmissions) plus those not yet
  * sent. (Acknowledged plus SIOCOUTQ, two calls, undercounts by whatever
- * the peer acknowledges between them: 100 KB on a busy loopback.) A FIN
+ * the peer acknowledges between them, a lot on a busy loopback.) A FIN
  * not yet sent is in the unsent count. Kernels before 4.19 lack the
  * fields: there, the two calls. */
 bool progress_kernel_bytes(int fd, uint64_t *out)

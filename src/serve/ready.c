@@ -23,16 +23,19 @@
 #include "savings.h"
 
 #define READY_VARIANT_MAX (URL_PREFIX_MAX + 64)
-/* What two MHD responses and their headers take: measured as RSS over 3,000
- * small files, 2.8 KB a file with a ready entry against 0.3 KB without. */
+/* What two MHD responses and their headers take, as RSS over many small
+ * files (bench/README.md, Measurements behind the code). */
 #define READY_COST 2560
 
 /* A response sent by sendfile holds its mutex for the whole send in
  * libmicrohttpd (library.h), so one shared 200 would make the threads send one
  * file one at a time. An entry that sends from a descriptor therefore keeps
- * one 200 per worker thread (up to READY_SENDERS_MAX), each on its own dup
- * of the descriptor (a response closes its own), and a thread always queues
- * its own: two threads never share one. Bytes in memory need no lock: one. */
+ * one 200 per worker thread, up to READY_SENDERS_MAX, each on its own dup
+ * of the descriptor (a response closes its own), and a thread queues the
+ * one its number picks (thread_slot() % senders): with no more workers
+ * than that no two threads share one; past it (--threads up to 256) a few
+ * share each, and wait on its mutex only while another sends. Bytes in
+ * memory need no lock: one. */
 #define READY_SENDERS_MAX 8
 
 /* One ready entry: a cache body's attachment (body.h). */
@@ -71,8 +74,8 @@ static void ready_free(void *attached)
     free(r);
 }
 
-/* This thread's number, from 0 in the order threads first ask: with one
- * 200 per worker, threads never share one. */
+/* This thread's number, from 0 in the order threads first ask (the
+ * workers are the only ones that do): which of an entry's 200s it queues. */
 static unsigned thread_slot(void)
 {
     static atomic_uint next;
