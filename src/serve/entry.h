@@ -1,9 +1,9 @@
 /* entry: which bytes answer this file, for this kind of client.
  *
- * http.c reads a few plain facts from a request (which codings it accepts,
- * did it send a Range, the proxy prefix, whether the browser loads it as a page, the
- * target as sent) and opens the file; entry_represent turns those and the
- * open file into one representation: its type, whether it varies by
+ * facts.c reads a few plain facts from a request once (which codings it
+ * accepts, did it send a Range, the proxy prefix, whether the browser loads
+ * it as a page, the target as sent) and target.c opens the file;
+ * entry_represent turns those and the open file into one representation: its type, whether it varies by
  * Accept-Encoding, its strong ETag, its size, its content coding, and its bytes,
  * either in memory or as a descriptor to sendfile from.
  *
@@ -54,7 +54,8 @@ struct entry_server {
     struct best *best; /* makes big bodies' best levels in the background; NULL: never made */
 };
 
-/* What http.c reads from the request, and all entry needs of it. */
+/* What facts.c reads from the request (facts_for_route), and all entry
+ * needs of it. */
 struct entry_facts {
     struct encoding_accept accept; /* Accept-Encoding, read (encoding.h) */
     bool has_range;     /* a Range came: the file's own bytes, so offsets mean what they say */

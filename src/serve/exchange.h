@@ -1,8 +1,7 @@
 /* exchange: one request in flight and the server it came to, as the
- * modules that answer it (http.c, target.c, respond.c) share them, and the
- * few facts read from its headers that more than one of them needs: its
- * admission (RFC 9112, by admission.c's rules), its proxy prefix, what entry.c
- * needs of it, its conditionals.
+ * modules that answer it (http.c, target.c, respond.c) share them: its
+ * admission (RFC 9112, by admission.c's rules), its proxy prefix, and its
+ * facts (facts.h), read from its headers once.
  *
  * The server part is fixed once the daemon starts (the ready pool's counter
  * aside, which is atomic); the request part belongs to the one worker
@@ -17,6 +16,7 @@
 #include <time.h>
 
 #include "entry.h"
+#include "facts.h"
 #include "progress.h"
 #include "ready.h"
 #include "base/url_prefix.h"
@@ -24,7 +24,6 @@
 struct MHD_Connection;
 struct config;
 struct settings;
-struct precondition_headers;
 struct route;
 struct routes;
 struct serve_live_hook;
@@ -47,7 +46,7 @@ struct exchange {
     const struct config *config;   /* the settings snapshot current at the request's start, held to its end */
     struct timespec start_real, start_mono;
     const char *method, *protocol; /* MHD's strings, valid until completion */
-    const char *prefix;            /* the proxy's path prefix, or NULL: see http.c's request_prefix */
+    const char *prefix;            /* the proxy's path prefix, or NULL: see exchange_prefix */
     const char *sent_uri;          /* the URI-log callback's pointer, for the target's length (library_target_length) */
     char *sent_target;             /* the target as sent when it was changed, for the log; else NULL */
     unsigned status;
@@ -59,18 +58,16 @@ struct exchange {
     bool stream;                   /* an event stream: its bytes are always the kernel's count */
     uint64_t body_bytes_queued;    /* the body's length as queued (a HEAD's too, for its Content-Length) */
     bool headers_seen, checked;
-    bool last_on_connection;       /* our response ends the connection (connection_kept_alive) */
+    bool last_on_connection;       /* our response ends the connection (library_kept_alive) */
     bool unlogged;                 /* folio's own health probe, answered: no access-log line (health_probe.h) */
+    bool facts_read;               /* facts holds what facts_of read */
+    struct facts facts;            /* what its headers say, read once (facts.h) */
+    char *joined[2];               /* If-Match and If-None-Match sent on several lines, joined (facts.c) */
     char protocol_buf[16];         /* the version as the handler was given it, kept to the end */
     char prefix_buf[URL_PREFIX_MAX];
     char target[]; /* percent-encoded, with the query: as received, but in origin form
                     * (admission) and with its folders as served (target.c) */
 };
-
-/* The facts entry.c needs of this request (entry.h), for a file of route
- * (NULL: none is known, so it is no document). */
-struct entry_facts exchange_facts(struct MHD_Connection *conn, const struct exchange *ex,
-                                  const struct route *route);
 
 /* RFC 9112 and 9110 on the request line and the fields, before anything is
  * looked up (admission.h): the status to refuse the request with, or 0. An
@@ -87,9 +84,5 @@ unsigned exchange_admit(struct MHD_Connection *conn, struct exchange *ex, const 
  * False when the header is not a clean path, which is a misconfigured proxy
  * or a forgery: 400. */
 bool exchange_prefix(struct MHD_Connection *conn, struct exchange *ex);
-
-/* The request's conditional headers (RFC 9110 13.1), a list sent on several
- * lines joined; valid until this thread's next call. */
-void exchange_conditionals(struct MHD_Connection *conn, struct precondition_headers *out);
 
 #endif

@@ -214,6 +214,8 @@ static void on_request_done(void *cls, struct MHD_Connection *conn, void **req_c
     connection_request_done(c, kept_alive);
     settings_release(s->ctx.settings, ex->config);
     free(ex->sent_target);
+    free(ex->joined[0]);
+    free(ex->joined[1]);
     free(ex);
     /* the next request's, on a connection kept alive */
     connection_expect_headers(conn, s->conns.header_timeout, s->conns.timeout);

@@ -1,16 +1,13 @@
 /* http: the libmicrohttpd daemon and the request handler.
  *
- * Maps each request to a route and a file (routes.c, resolve.c), reads the
- * few facts of the request that decide its representation and lets entry.c
- * choose it (identity by sendfile or from memory, gzip, a sidecar, a page
- * rewritten for a proxy prefix or carrying the live-reload client), answers
- * conditionals and ranges (precondition.c, range.c), writes the headers, and
- * writes one access-log line when the request completes (log.c).
- *
- * Its parts: admission.c (may the head be served at all), target.c (from
- * target to answer), ready.c (whole responses kept), respond.c and
- * response.c (queueing, headers, error pages), connection_daemon.c and
- * log.c (libmicrohttpd's connection and logger callbacks, the access log).
+ * handle_request takes each request through its stages: admission
+ * (exchange.c, admission.c: may the head be served at all), its facts read
+ * once (facts.c), the target to an answer (target.c: a route and a file,
+ * site/routes.c and site/resolve.c; a ready response, ready.c; else the
+ * representation entry.c chooses, validated and ranged, precondition.c and
+ * range.c), queued with its headers (respond.c, response.c); and when the
+ * request completes, one access-log line (log.c). connection_daemon.c
+ * holds libmicrohttpd's connection and logger callbacks.
  *
  * The daemon runs a pool of epoll threads with suspend/resume (for the event
  * streams live reload may add through its hook), so every handler runs on

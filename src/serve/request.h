@@ -1,9 +1,10 @@
 /* request: what RFC 9112 and RFC 9110 ask of a request before it is served.
  *
  * Pure checks on bytes with their lengths (never on C strings alone: a NUL
- * inside a request line must be seen, not cut at), used by http.c on the
- * first call of each request and fuzzed by tests/fuzz/fuzz_request.c. No
- * I/O, no state, thread-safe.
+ * inside a request line must be seen, not cut at), used by admission.c on
+ * a request's head (and by a few stages after it: request_skip_ows,
+ * request_lists_token, the redirects' Location) and fuzzed by
+ * tests/fuzz/fuzz_request.c. No I/O, no state, thread-safe.
  */
 #ifndef FOLIO_REQUEST_H
 #define FOLIO_REQUEST_H

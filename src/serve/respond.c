@@ -151,7 +151,7 @@ enum MHD_Result respond_error_why(struct MHD_Connection *conn, struct exchange *
     const struct exchange_server *s = ex->server;
     struct MHD_Response *resp = NULL;
     uint64_t len = 0;
-    struct entry_facts facts = exchange_facts(conn, ex, s->root_route);
+    struct entry_facts facts = facts_for_route(facts_of(conn, ex), s->root_route);
     struct ready_answer ready;
     bool out_of_memory = false;
     if (status == 404 && ready_not_found(&ex->server->ready, &s->entries, s->root_route, &facts, &ready,

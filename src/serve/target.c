@@ -85,25 +85,22 @@ static enum MHD_Result respond_reserved(struct MHD_Connection *conn, struct exch
     return status ? respond_error(conn, ex, status) : MHD_NO;
 }
 
-/* The status the validators and Range give rep (RFC 9110 13.2.2, then
- * 14.2 under If-Range); for 206, *first and *last are the range. */
-static unsigned choose_status(struct MHD_Connection *conn, const struct entry_rep *rep,
-                              uint64_t *first, uint64_t *last)
+/* The status the validators and Range of a request with facts f give rep
+ * (RFC 9110 13.2.2, then 14.2 under If-Range); for 206, *first and *last
+ * are the range. */
+static unsigned choose_status(const struct facts *f, const struct entry_rep *rep, uint64_t *first,
+                              uint64_t *last)
 {
-    struct precondition_headers pre;
-    exchange_conditionals(conn, &pre);
     time_t now = time(NULL);
-    switch (precondition_evaluate(&pre, rep->etag, &rep->times, now)) {
+    switch (precondition_evaluate(&f->conditionals, rep->etag, &rep->times, now)) {
     case PRECONDITION_FAILED: return 412;
     case PRECONDITION_NOT_MODIFIED: return 304;
     case PRECONDITION_PASS: break;
     }
-    const char *range = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range");
-    if (!range || !precondition_if_range(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-Range"),
-                                         rep->etag, &rep->times, now)) {
+    if (!f->range || !precondition_if_range(f->if_range, rep->etag, &rep->times, now)) {
         return 200;
     }
-    switch (range_parse(range, rep->size, first, last)) {
+    switch (range_parse(f->range, rep->size, first, last)) {
     case RANGE_SATISFIABLE: return 206;
     case RANGE_UNSATISFIABLE: return 416;
     case RANGE_NONE: break;
@@ -112,20 +109,20 @@ static unsigned choose_status(struct MHD_Connection *conn, const struct entry_re
 }
 
 /* Answers with the open regular file fd (st its fstat) at rel beneath
- * route: facts, representation, validators and range, response, headers;
- * a whole answer becomes a ready one. Takes fd. */
+ * route, for a client with facts (ex's for route): representation,
+ * validators and range, response, headers; a whole answer becomes a ready
+ * one. Takes fd. */
 static enum MHD_Result serve_file(struct MHD_Connection *conn, struct exchange *ex,
                                   const struct route *route, const char *rel, int fd,
-                                  const struct stat *st)
+                                  const struct stat *st, const struct entry_facts *facts)
 {
     struct exchange_server *s = ex->server;
-    struct entry_facts facts = exchange_facts(conn, ex, route);
     struct entry_rep rep;
-    if (!entry_represent(&s->entries, route, rel, fd, st, &facts, &rep)) {
+    if (!entry_represent(&s->entries, route, rel, fd, st, facts, &rep)) {
         return respond_error(conn, ex, 503);
     }
     uint64_t first = 0, last = 0;
-    unsigned status = choose_status(conn, &rep, &first, &last);
+    unsigned status = choose_status(&ex->facts, &rep, &first, &last);
     if (status == 412 || status == 416) {
         uint64_t size = rep.size;
         entry_rep_release(&rep);
@@ -133,8 +130,8 @@ static enum MHD_Result serve_file(struct MHD_Connection *conn, struct exchange *
     }
     struct ready_answer ready;
     bool out_of_memory = false;
-    if ((status == 200 || status == 304) && !facts.has_range &&
-        ready_make(&s->ready, ex->config, &s->entries, route, rel, &facts, &rep, status, &ready,
+    if ((status == 200 || status == 304) && !facts->has_range &&
+        ready_make(&s->ready, ex->config, &s->entries, route, rel, facts, &rep, status, &ready,
                    &out_of_memory)) {
         entry_rep_release(&rep);
         return respond_ready(conn, ex, &ready);
@@ -226,14 +223,10 @@ static enum MHD_Result serve_in_route(struct MHD_Connection *conn, struct exchan
     uint64_t generation = routes_generation(route);
     struct ready_answer ready;
     bool missing = false; /* the ready look found nothing there: no open either */
-    if (!moved) {
-        struct entry_facts f = exchange_facts(conn, ex, route);
-        struct precondition_headers pre;
-        exchange_conditionals(conn, &pre);
-        if (ready_lookup(&ex->server->ready, &ex->server->entries, route, rel, &f, &pre, &ready,
-                         &missing)) {
-            return respond_ready(conn, ex, &ready);
-        }
+    struct entry_facts facts = facts_for_route(facts_of(conn, ex), route);
+    if (!moved && ready_lookup(&ex->server->ready, &ex->server->entries, route, rel, &facts,
+                               &ex->facts.conditionals, &ready, &missing)) {
+        return respond_ready(conn, ex, &ready);
     }
     enum resolve_status found = missing ? RESOLVED_NOT_FOUND
                                         : resolve_open(route->dir_fd, rel, &fd, &st, &err);
@@ -246,7 +239,7 @@ static enum MHD_Result serve_in_route(struct MHD_Connection *conn, struct exchan
     }
     switch (found) {
     case RESOLVED_FILE:
-        return serve_file(conn, ex, route, rel, fd, &st);
+        return serve_file(conn, ex, route, rel, fd, &st, &facts);
     case RESOLVED_DIRECTORY:
         close(fd);
         if (folder) { /* ".../index.html/" is a folder: nothing to serve */
