@@ -259,6 +259,42 @@ static void test_fragment_names(void **state)
     assert_string_equal(got, "1,2");
 }
 
+/* The resources html_blocking_resources finds, as "s:url" and "j:url" joined by ",". */
+static void resources_of(const char *html, char *out, size_t size)
+{
+    struct html_resource r[8];
+    size_t n = html_blocking_resources(html, strlen(html), r, 8), used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        used += (size_t)snprintf(out + used, size - used, "%s%c:%.*s", i ? "," : "",
+                                 r[i].kind == HTML_STYLESHEET ? 's' : 'j', (int)r[i].url.len, html + r[i].url.at);
+    }
+}
+
+static void test_blocking_resources(void **state)
+{
+    (void)state;
+    static const struct { const char *in, *want; } table[] = {
+        {"<link rel=stylesheet href=a.css><script src=b.js defer></script><script src=c.js></script>",
+         "s:a.css,j:b.js,j:c.js"},
+        {"<LINK REL=\"preload Stylesheet\" HREF='x.css' type=text/css>", "s:x.css"},
+        {"<link rel=\"alternate stylesheet\" href=alt.css><link rel=icon href=i.svg><link rel=stylesheet>", ""},
+        {"<link rel=stylesheet href=p.css media=print><link rel=stylesheet href=d.css disabled>", ""},
+        {"<script src=a.js async></script><script type=module src=m.js></script><script nomodule src=n.js>", ""},
+        {"<script src=i.js integrity=sha384-x></script><script src=c.js crossorigin></script>", ""},
+        {"<script type=text/javascript src=t.js></script><script>inline()</script><script src=''></script>", "j:t.js"},
+        {"<!-- <link rel=stylesheet href=old.css> --><noscript><link rel=stylesheet href=n.css></noscript>", ""},
+        {"<template><script src=t.js></script></template><script src=after.js></script>", "j:after.js"},
+    };
+    char got[256];
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        resources_of(table[i].in, got, sizeof(got));
+        if (strcmp(got, table[i].want) != 0) {
+            fail_msg("case %zu: %s: got \"%s\", want \"%s\"", i, table[i].in, got, table[i].want);
+        }
+    }
+}
+
 static void test_decode_and_cursor(void **state)
 {
     (void)state;
@@ -294,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_srcset),
         cmocka_unit_test(test_decode_and_cursor),
         cmocka_unit_test(test_fragment_names),
+        cmocka_unit_test(test_blocking_resources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

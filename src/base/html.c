@@ -399,22 +399,30 @@ char *html_decode(const char *v, size_t len, size_t *out_len)
     return out;
 }
 
+/* Start tag t's attribute name into *a; false when it has none. */
+static bool html_attr_find(const char *html, const struct html_token *t, const char *name, struct html_attr *a)
+{
+    for (size_t pos = t->attrs; html_attr_next(html, t, &pos, a);) {
+        if (html_name_is(html, a->name, a->name_len, name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The name of start tag t's first id attribute ("fragment-<name>") into *name;
  * false when it has none, or another id (a second id attribute is ignored,
- * as by the browser: 13.2.5.33). A tag cut off by the end of input makes
- * no element (13.2.5.32, eof-in-tag), so the caller skips those. */
+ * as by the browser: 13.2.5.33). */
 static bool html_fragment_id(const char *html, const struct html_token *t, struct html_span *name)
 {
     static const char prefix[] = "fragment-";
     const size_t plen = sizeof(prefix) - 1;
     struct html_attr a;
-    for (size_t pos = t->attrs; html_attr_next(html, t, &pos, &a);) {
-        if (html_name_is(html, a.name, a.name_len, "id")) {
-            *name = (struct html_span){a.value + plen, a.value_len - plen};
-            return a.value_len > plen && memcmp(html + a.value, prefix, plen) == 0;
-        }
+    if (!html_attr_find(html, t, "id", &a) || a.value_len <= plen || memcmp(html + a.value, prefix, plen) != 0) {
+        return false;
     }
-    return false;
+    *name = (struct html_span){a.value + plen, a.value_len - plen};
+    return true;
 }
 
 /* Whether tag t opens or closes content that is no part of the document a
@@ -426,6 +434,21 @@ static bool html_inert_tag(const char *html, const struct html_token *t)
            html_name_is(html, t->name, t->name_len, "noscript");
 }
 
+/* The next start tag a script finds in the document into *t (not in
+ * template or noscript content: *inert counts how deep; not one cut off by
+ * the end of input, which makes no element: 13.2.5.32); false at the end. */
+static bool html_next_live_tag(struct html_scanner *s, struct html_token *t, size_t *inert)
+{
+    while (html_scanner_next(s, t)) {
+        if ((t->type == HTML_START_TAG || t->type == HTML_END_TAG) && html_inert_tag(s->html, t)) {
+            *inert = t->type == HTML_START_TAG ? *inert + 1 : *inert > 0 ? *inert - 1 : 0;
+        } else if (*inert == 0 && t->type == HTML_START_TAG && t->closed) {
+            return true;
+        }
+    }
+    return false;
+}
+
 size_t html_fragment_names(const char *html, size_t len, struct html_span *out, size_t max)
 {
     struct html_scanner s;
@@ -433,12 +456,8 @@ size_t html_fragment_names(const char *html, size_t len, struct html_span *out, 
     struct html_span name;
     size_t n = 0, inert = 0;
     html_scanner_init(&s, html, len);
-    while (n < max && html_scanner_next(&s, &t)) {
-        if ((t.type == HTML_START_TAG || t.type == HTML_END_TAG) && html_inert_tag(html, &t)) {
-            inert = t.type == HTML_START_TAG ? inert + 1 : inert > 0 ? inert - 1 : 0;
-            continue;
-        }
-        if (inert > 0 || t.type != HTML_START_TAG || !t.closed || !html_fragment_id(html, &t, &name)) {
+    while (n < max && html_next_live_tag(&s, &t, &inert)) {
+        if (!html_fragment_id(html, &t, &name)) {
             continue;
         }
         bool seen = false;
@@ -452,6 +471,63 @@ size_t html_fragment_names(const char *html, size_t len, struct html_span *out, 
     return n;
 }
 
+/* True when the whitespace-separated list v (len bytes) holds word, in any case. */
+static bool html_token_in(const char *v, size_t len, const char *word)
+{
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && !html_space(v[j])) {
+            j++;
+        }
+        if (html_name_is(v, i, j - i, word)) {
+            return true;
+        }
+        i = j + 1;
+    }
+    return false;
+}
+
+/* Whether start tag t is a resource html_blocking_resources names, into *r. */
+static bool html_blocking(const char *html, const struct html_token *t, struct html_resource *r)
+{
+    static const char *const never[] = {"crossorigin", "integrity", "media", "disabled", "async", "nomodule"};
+    struct html_attr a;
+    bool link = html_name_is(html, t->name, t->name_len, "link");
+    if (!link && !html_name_is(html, t->name, t->name_len, "script")) {
+        return false;
+    }
+    for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
+        if (html_attr_find(html, t, never[i], &a)) {
+            return false;
+        }
+    }
+    if (html_attr_find(html, t, "type", &a) &&
+        !html_name_is(html, a.value, a.value_len, link ? "text/css" : "text/javascript")) {
+        return false;
+    }
+    if (link && (!html_attr_find(html, t, "rel", &a) || !html_token_in(html + a.value, a.value_len, "stylesheet") ||
+                 html_token_in(html + a.value, a.value_len, "alternate"))) {
+        return false;
+    }
+    if (!html_attr_find(html, t, link ? "href" : "src", &a) || a.value_len == 0) {
+        return false;
+    }
+    *r = (struct html_resource){link ? HTML_STYLESHEET : HTML_SCRIPT, {a.value, a.value_len}};
+    return true;
+}
+
+size_t html_blocking_resources(const char *html, size_t len, struct html_resource *out, size_t max)
+{
+    struct html_scanner s;
+    struct html_token t;
+    size_t n = 0, inert = 0;
+    html_scanner_init(&s, html, len);
+    while (n < max && html_next_live_tag(&s, &t, &inert)) {
+        n += html_blocking(html, &t, &out[n]);
+    }
+    return n;
+}
+
 bool html_has_base_href(const char *html, size_t len)
 {
     struct html_scanner s;
@@ -459,15 +535,9 @@ bool html_has_base_href(const char *html, size_t len)
     struct html_attr a;
     size_t inert = 0;
     html_scanner_init(&s, html, len);
-    while (html_scanner_next(&s, &t)) {
-        if ((t.type == HTML_START_TAG || t.type == HTML_END_TAG) && html_inert_tag(html, &t)) {
-            inert = t.type == HTML_START_TAG ? inert + 1 : inert > 0 ? inert - 1 : 0;
-        } else if (inert == 0 && t.type == HTML_START_TAG && html_name_is(html, t.name, t.name_len, "base")) {
-            for (size_t pos = t.attrs; html_attr_next(html, &t, &pos, &a);) {
-                if (html_name_is(html, a.name, a.name_len, "href")) {
-                    return true;
-                }
-            }
+    while (html_next_live_tag(&s, &t, &inert)) {
+        if (html_name_is(html, t.name, t.name_len, "base") && html_attr_find(html, &t, "href", &a)) {
+            return true;
         }
     }
     return false;

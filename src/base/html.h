@@ -95,6 +95,27 @@ struct html_span {
  */
 size_t html_fragment_names(const char *html, size_t len, struct html_span *out, size_t max);
 
+enum html_resource_kind {
+    HTML_STYLESHEET, /* <link rel=stylesheet href> */
+    HTML_SCRIPT,     /* <script src> */
+};
+
+struct html_resource {
+    enum html_resource_kind kind;
+    struct html_span url; /* the href or src as written */
+};
+
+/*
+ * What DOMContentLoaded waits for that a page names itself: its
+ * stylesheets (rel holds "stylesheet" but not "alternate") and its classic
+ * scripts that are not async, outside comments, raw text, template and
+ * noscript content, in document order, at most max into out. Only those a
+ * plain preload of the same URL matches: none with crossorigin, integrity,
+ * a media (which may make it wait) or disabled, a type other than CSS's or
+ * classic JavaScript's, nomodule. Returns how many.
+ */
+size_t html_blocking_resources(const char *html, size_t len, struct html_resource *out, size_t max);
+
 /* True when a base element with an href (outside comments, raw text and
  * template content) sets the document's base URL (HTML 4.2.3): then the
  * page's relative URLs do not resolve against its own address. */
