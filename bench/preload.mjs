@@ -21,7 +21,8 @@
 // one `add_header Link` per fragment the page names, in document order, folio's spelling;
 // nginx-hints-low, the same with fetchpriority=low; nginx-hints-own-first, the page's
 // stylesheet and script preloaded before the fragments; nginx-same, the Link headers the first
-// folio sends, copied as they are; nginx-same-images, those and one per image inside a fragment;
+// folio sends, copied as they are; nginx-same-low, those with fetchpriority=low on the fragments';
+// nginx-same-images, those and one per image inside a fragment;
 // lighttpd and lighttpd-same (mod_deflate: br 11 like folio, compressed once to disk).
 // Each run: a fresh browser context (empty cache), CDP network emulation, navigate, wait for
 // every fragment filled ("folio:fragment" events, which both articles' loaders send) and the
@@ -248,6 +249,7 @@ async function startServers(root, staticRoot, tmp) {
     ['nginx-hints-low', names.map((n) => link(n, '; fetchpriority=low'))],
     ['nginx-hints-own-first', [...own, ...names.map((n) => link(n))]],
     ['nginx-same', same ? same.split(', ') : []],
+    ['nginx-same-low', (same ? same.split(', ') : []).map((l) => (l.includes('as=fetch') ? l + '; fetchpriority=low' : l))],
     ['nginx-same-images', [...(same ? same.split(', ') : []),
       ...fragmentImages(root).map((p) => `<${p.slice(1)}>; rel=preload; as=image`)]]];
   for (const [name, links] of peers) {

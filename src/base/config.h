@@ -55,6 +55,7 @@ struct config {
     char *base_path;   /* URL prefix a proxy strips, "" when none */
     unsigned port, threads;
     bool production, quiet, trust_proxy;
+    bool preload_fragments; /* Link headers preloading the fragments a page names */
     int live_reload;   /* -1: follows the mode (on in preview, off in production) */
     unsigned log_format;       /* enum log_format's order: common, combined, json */
     unsigned max_age;          /* s, Cache-Control for non-HTML in production */

@@ -34,6 +34,7 @@ const struct setting config_settings[] = {
     {"trust-proxy", KIND_BOOL, AT(trust_proxy), 0, 0, NULL, "believe X-Forwarded-For and X-Forwarded-Prefix", NULL, true},
     {"log-format", KIND_CHOICE, AT(log_format), 0, 2, "FMT", "access log: common, combined or json", log_choices, true},
     {"quiet", KIND_BOOL, AT(quiet), 0, 0, NULL, "no access log", NULL, true},
+    {"preload-fragments", KIND_BOOL, AT(preload_fragments), 0, 0, NULL, "Link headers preloading the fragments a page names", NULL, false},
     {"max-age", KIND_UINT, AT(max_age), 0, 315360000, "S", "production Cache-Control max-age for non-HTML", NULL, true},
     {"timeout", KIND_UINT, AT(timeout), 1, 86400, "S", "idle connection timeout", NULL, false},
     {"grace", KIND_UINT, AT(grace), 0, 3600, "S", "on SIGTERM, wait this long for requests in flight", NULL, true},
@@ -79,6 +80,7 @@ bool config_init(struct config *c)
         .base_path = strdup(""),
         .port = 8000,
         .live_reload = -1,
+        .preload_fragments = true,
         .max_age = 3600,
         .timeout = 30,
         .grace = 8, /* under Docker's and compose's 10 s stop timeout, so folio ends its own connections */

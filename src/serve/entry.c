@@ -18,6 +18,7 @@
 #include "base/html.h"
 #include "site/live_hook.h"
 #include "mime.h"
+#include "preload.h"
 #include "request.h"
 #include "site/resolve.h"
 #include "site/rewrite.h"
@@ -583,6 +584,7 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
     l.content = etag_of_file(s->cache, l.key, &l.id, fd);
     choose_type(&l, rel);
     rep->by_fetch_dest = s->live && strncmp(rep->type, "text/html", 9) == 0; /* plan_transform's inject */
+    preload_decide(s, route, rel, l.key, rep); /* a page's Link hints, before any transform */
     /* Ranges index the representation as stored, so a Range gets identity. */
     struct entry_facts facts = *f;
     if (!rep->compressible || f->has_range) {
@@ -658,10 +660,11 @@ void entry_rep_release(struct entry_rep *rep)
 {
     body_unref(rep->body);
     body_unref(rep->type_holder);
+    body_unref(rep->links);
     if (rep->fd >= 0) {
         close(rep->fd);
     }
-    rep->body = rep->type_holder = NULL;
+    rep->body = rep->type_holder = rep->links = NULL;
     rep->fd = -1;
     rep->type = "application/octet-stream";
 }

@@ -13,7 +13,8 @@
  * preferred, then the smallest, encoding_better), compressed sidecars
  * ("name.gz", "name.br", "name.zst", each used when at least as new), the
  * transforms (the proxy prefix put into references, rewrite.c;
- * the live-reload client put into pages, html.c) and the small-file copy.
+ * the live-reload client put into pages, html.c), a page's preload hints
+ * (preload.h, which keeps them beside the bodies) and the small-file copy.
  * Its cache key is the file's path (routes_path), which livereload's
  * invalidation builds too, so a change always drops what a request would
  * find.
@@ -40,6 +41,7 @@
 
 struct body;
 struct route;
+struct routes;
 struct serve_live_hook;
 
 /* What is fixed for the server's life. */
@@ -52,6 +54,8 @@ struct entry_server {
     bool (*is_ours)(void *arg, const char *path, size_t len);
     void *is_ours_arg;
     struct best *best; /* makes big bodies' best levels in the background; NULL: never made */
+    const struct routes *routes; /* where a page's fragments are (preload.h); NULL: hints none */
+    size_t preload_budget;       /* bytes of Link header values a page may get; 0: hints none */
 };
 
 /* What facts.c reads from the request (facts_for_route), and all entry
@@ -89,6 +93,9 @@ struct entry_rep {
     struct file_id sidecar_id; /* that sidecar's version: a whole response kept from it checks it */
     bool best_pending; /* its best level waits for room in the worker's queue: keep no whole
                         * response, so the next request offers it again (entry.c) */
+    struct body *links; /* a page's preload hints (preload.h), one reference; NULL: none */
+    const struct route *links_folder; /* the fragment folder they were decided with, else NULL */
+    struct file_id links_folder_id;   /* and its version: a whole response kept with them checks it */
 };
 
 /* Chooses the representation of the open regular file fd (st its fstat),

@@ -358,6 +358,9 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
         return NULL;
     }
     share(s, ctx);
+    s->shared.entries.routes = ctx->routes;
+    /* A response's head is built in the connection's memory with the request's: */
+    s->shared.entries.preload_budget = c->preload_fragments ? c->header_limit / 4 : 0;
     connection_daemon_init(&s->conns, deadlines, ctx->settings, c);
     s->daemon = start_daemon(s, c, &addr, err, err_size);
     if (!s->daemon) {

@@ -55,6 +55,8 @@ struct ready {
     uint64_t saved;
     const char *sidecar;       /* made from the sidecar rel + this suffix, else NULL */
     struct file_id sidecar_id; /* which version of it: replaced or gone, the entry is stale */
+    const struct route *links_folder; /* a page's: its preload hints were decided with */
+    struct file_id links_folder_id;   /* this version of that fragment folder (preload.h) */
 };
 
 /* The last reference to a ready entry went: its responses and descriptors
@@ -145,6 +147,24 @@ static bool sidecar_current(const struct ready *r, const struct route *route, co
     return file_id_same(&id, &r->sidecar_id);
 }
 
+/* Whether a page's ready entry r still has the hints its fragment folder
+ * calls for: a fragment added or removed changes the folder's version, and
+ * the entry is made again with the hints of what is there now. One fstat
+ * more, only for pages that name a fragment folder. */
+static bool links_current(const struct ready *r)
+{
+    struct stat st;
+    struct file_id id;
+    if (!r->links_folder) {
+        return true;
+    }
+    if (fstat(r->links_folder->dir_fd, &st) != 0) {
+        return false;
+    }
+    file_id_from_stat(&id, &st);
+    return file_id_same(&id, &r->links_folder_id);
+}
+
 /* See ready.h. */
 bool ready_lookup(struct ready_pool *p, const struct entry_server *entries,
                   const struct route *route, const char *rel, const struct entry_facts *f,
@@ -158,7 +178,7 @@ bool ready_lookup(struct ready_pool *p, const struct entry_server *entries,
         return false;
     }
     const struct ready *r = b->attached;
-    if (!sidecar_current(r, route, rel)) {
+    if (!sidecar_current(r, route, rel) || !links_current(r)) {
         body_unref(b); /* made again, from what is there now, on this request */
         return false;
     }
@@ -300,6 +320,8 @@ bool ready_make(struct ready_pool *p, const struct config *config,
     struct ready *r = b->attached;
     r->sidecar = rep->sidecar;
     r->sidecar_id = rep->sidecar_id;
+    r->links_folder = rep->links_folder;
+    r->links_folder_id = rep->links_folder_id;
     r->coding = rep->coding;
     r->saved = rep->saved;
     for (unsigned i = 0; i < r->senders; i++) {

@@ -11,6 +11,7 @@
 #include "entry.h"
 #include "library.h"
 #include "precondition.h"
+#include "preload.h"
 
 /* See response.h. */
 void response_add(struct MHD_Response *r, const char *name, const char *value)
@@ -67,6 +68,12 @@ struct MHD_Response *response_from_rep(struct entry_rep *rep, uint64_t offset, u
     return r;
 }
 
+/* preload_each's callback: one Link header on response r. */
+static void add_link(void *r, const char *value)
+{
+    response_add(r, "Link", value);
+}
+
 /* See response.h. */
 void response_add_rep_headers(struct MHD_Response *resp, const struct config *config,
                               const struct entry_rep *rep, unsigned status, uint64_t first,
@@ -101,6 +108,9 @@ void response_add_rep_headers(struct MHD_Response *resp, const struct config *co
      * ETag says which coding it was (RFC 9110 15.4.5). */
     if (rep->coding != ENCODING_IDENTITY && status != 304) {
         response_add(resp, "Content-Encoding", encoding_name(rep->coding));
+    }
+    if (status == 200) { /* a 304 keeps what the 200 said (RFC 9110 15.4.5) */
+        preload_each(rep->links, add_link, resp);
     }
     if (status == 206) {
         char range[96];
