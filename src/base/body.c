@@ -1,5 +1,6 @@
 #include "body.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -40,6 +41,7 @@ struct body *body_read(int fd, uint64_t size)
         }
         off += (size_t)n;
     }
+    assert(!b || b->len <= size);
     return b;
 }
 
@@ -75,14 +77,18 @@ struct body *body_to_memfd(const struct body *b)
 /* Takes one more reference. */
 struct body *body_ref(struct body *b)
 {
-    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+    size_t before = atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+    assert(before > 0); /* a reference is taken from one held, never from a freed body */
+    (void)before;
     return b;
 }
 
 /* Drops a reference; the last frees the bytes (or closes the memfd). */
 void body_unref(struct body *b)
 {
-    if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
+    size_t before = b ? atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) : 0;
+    assert(!b || before > 0); /* dropped once more than taken */
+    if (before == 1) {
         if (b->on_free) {
             b->on_free(b->attached);
         }

@@ -1,6 +1,7 @@
 /* dir_walk — see dir_walk.h. */
 #include "dir_walk.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -215,6 +216,7 @@ static int dir_push(struct dir_walk_state *s, int fd, const char *rel)
         .dev = st.st_dev, .ino = st.st_ino};
     s->open += s->depth > 0;
     s->depth++;
+    assert(s->depth <= s->cap && s->open < s->depth);
     dir_window_trim(s);
     return 0;
 }

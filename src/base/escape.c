@@ -1,6 +1,7 @@
 /* escape — see escape.h. */
 #include "escape.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -94,6 +95,7 @@ size_t escape_text(const char *s, char *out, size_t size)
         }
         len += need;
     }
+    assert(len < size); /* what is cut ends in "...", inside size */
     out[len] = '\0';
     return len;
 }

@@ -1,5 +1,6 @@
 #include "settings.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -39,7 +40,9 @@ static struct snapshot *snapshot_create(struct config *config, unsigned generati
 static void snapshot_unref(struct snapshot *snap)
 {
     /* acq_rel: the last reader's reads happen before the free. */
-    if (snap && atomic_fetch_sub_explicit(&snap->refs, 1, memory_order_acq_rel) == 1) {
+    unsigned long before = snap ? (unsigned long)atomic_fetch_sub_explicit(&snap->refs, 1, memory_order_acq_rel) : 0;
+    assert(!snap || before > 0); /* released once more than acquired */
+    if (before == 1) {
         config_finish(&snap->config);
         free(snap);
     }
@@ -64,6 +67,7 @@ void settings_destroy(struct settings *s)
     if (!s) {
         return;
     }
+    assert(atomic_load(&s->current->refs) == 1); /* every acquired one released (settings.h) */
     snapshot_unref(s->current);
     pthread_mutex_destroy(&s->lock);
     free(s);
@@ -73,7 +77,9 @@ const struct config *settings_acquire(struct settings *s)
 {
     pthread_mutex_lock(&s->lock);
     struct snapshot *snap = s->current;
-    atomic_fetch_add_explicit(&snap->refs, 1, memory_order_relaxed);
+    unsigned long before = (unsigned long)atomic_fetch_add_explicit(&snap->refs, 1, memory_order_relaxed);
+    assert(before > 0); /* the slot holds one reference to the current snapshot */
+    (void)before;
     pthread_mutex_unlock(&s->lock);
     return &snap->config;
 }

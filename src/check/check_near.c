@@ -1,6 +1,7 @@
 /* check_near — see check_near.h. */
 #include "check_near.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -116,6 +117,9 @@ struct check_near *check_near_index(const char *const *ids, size_t n)
             d->order = i;
             d->id = ids[i];
         }
+    }
+    for (size_t len = 0; len <= NEAR_MAX_LEN; len++) {
+        assert(next[len] == x->first[len + 1]); /* each length's ids fill its run: ids by length */
     }
     return x;
 }

@@ -11,6 +11,7 @@
  * for them before the daemon stops. */
 #include "sse_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -134,6 +135,7 @@ static void sse_client_push(struct sse_client *c, const char *bytes, size_t len)
         return;
     }
     c->buf = b;
+    assert(c->off + c->len + len <= c->cap); /* pending bytes are buf[off .. off+len), inside it */
     memcpy(c->buf + c->off + c->len, bytes, len);
     c->len += len;
 }

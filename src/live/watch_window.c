@@ -1,6 +1,7 @@
 /* watch_window — see watch_window.h. */
 #include "watch_window.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -109,6 +110,7 @@ void watch_window_note(struct watch_window *win, int id, char *rel, bool appear,
         free(rel);
         return;
     }
+    assert(win->npending < win->cap_pending && win->npending < WATCH_MAX_BATCH); /* reserved */
     win->pending[win->npending++] = (struct watch_pending){
         .id = id, .rel = rel, .appeared_first = appear, .gone = gone,
         .writing = writing > 0};

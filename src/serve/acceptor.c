@@ -1,5 +1,6 @@
 #include "acceptor.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -150,7 +151,9 @@ bool acceptor_start(struct acceptor *a, struct MHD_Daemon *d)
 /* See acceptor.h: the loop is woken only when this close ends a wait at the cap. */
 void acceptor_closed(struct acceptor *a)
 {
-    if (a && atomic_fetch_sub(&a->held, 1) == a->limit) {
+    unsigned before = a ? atomic_fetch_sub(&a->held, 1) : 0;
+    assert(!a || before > 0); /* closed once for each socket handed over */
+    if (a && before == a->limit) {
         wake(a);
     }
 }

@@ -1,5 +1,6 @@
 #include "best.h"
 
+#include <assert.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -83,6 +84,7 @@ static void *work(void *arg)
         run(b, j, &b->stop);
         pthread_mutex_lock(&b->lock);
         b->current = NULL;
+        assert(b->jobs > 0 && b->bytes >= j->plain->len); /* a queued job counted on its way in */
         b->jobs--;
         b->bytes -= j->plain->len;
         job_free(j);

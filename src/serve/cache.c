@@ -1,5 +1,6 @@
 #include "cache.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -188,6 +189,7 @@ static void remove_at(struct cache *c, struct cache_item **slot)
     if (!e) { /* the chain's end: nothing there to remove */
         return;
     }
+    assert(c->bytes >= e->cost && c->entry_count > 0); /* the counts cover every entry */
     *slot = e->hash_next;
     lru_unlink(c, e);
     c->bytes -= e->cost;
@@ -202,7 +204,9 @@ static void remove_at(struct cache *c, struct cache_item **slot)
 /* Removes e, wherever its chain holds it. */
 static void remove_item(struct cache *c, struct cache_item *e)
 {
-    remove_at(c, find_slot(c, e->hash, e->path, e->variant));
+    struct cache_item **slot = find_slot(c, e->hash, e->path, e->variant);
+    assert(*slot == e); /* an entry is in the chain its hash names */
+    remove_at(c, slot);
 }
 
 /* Doubles the bucket table; on failure the chains just stay longer. */
@@ -287,6 +291,7 @@ static void cap_variants(struct cache *c, uint64_t hash, const char *path, const
             oldest = !oldest || e->used < oldest->used ? e : oldest;
         }
     }
+    assert(count <= CACHE_VARIANTS_PER_PATH); /* each put keeps it so */
     if (count >= CACHE_VARIANTS_PER_PATH) {
         remove_item(c, oldest);
     }

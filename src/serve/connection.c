@@ -1,5 +1,6 @@
 #include "connection.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
@@ -32,6 +33,8 @@ struct connection *connection_open(struct deadline_watch *w, int fd, int64_t hea
 /* Takes c off this thread's list of open connections. */
 static void unlist(struct connection *c)
 {
+    /* a connection's callbacks all run on the thread that listed it (connection.h) */
+    assert(c->prev ? c->prev->next == c : open_here == c);
     if (c->prev) {
         c->prev->next = c->next;
     } else if (open_here == c) {
@@ -75,6 +78,7 @@ struct connection *connection_here(void)
 /* See connection.h: none awaited while a request is on. */
 void connection_request_started(struct connection *c, void *request)
 {
+    assert(!c || !c->request); /* one request at a time on a connection: the last one is done */
     if (c) {
         c->waiting_since_ms = -1;
         c->used = true;

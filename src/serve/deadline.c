@@ -1,5 +1,6 @@
 #include "deadline.h"
 
+#include <assert.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -234,6 +235,7 @@ void deadline_remove(struct deadline_watch *w, struct deadline_entry *e)
         return;
     }
     pthread_mutex_lock(&w->lock);
+    assert(e->prev ? e->prev->next == e : w->head == e); /* listed once, on this watch */
     if (e->prev) {
         e->prev->next = e->next;
     } else {

@@ -1,5 +1,6 @@
 #include "entry.h"
 
+#include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -601,6 +602,9 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
         entry_rep_release(rep);
         return false;
     }
+    /* entry.h: exactly one of body and fd carries the bytes (fd alone for an empty file) */
+    assert((rep->body != NULL) != (rep->fd >= 0) || (rep->size == 0 && rep->fd >= 0));
+    assert(!rep->body || rep->body->fd >= 0 || rep->body->len == rep->size);
     return true;
 }
 

@@ -1,5 +1,6 @@
 #include "flight.h"
 
+#include <assert.h>
 #include <pthread.h>
 
 /* Builds in flight at once: more than the worker threads there are. When
@@ -27,6 +28,7 @@ static int slot_of(uint64_t name)
 /* See flight.h. */
 enum flight flight_begin(uint64_t name)
 {
+    assert(name != 0); /* 0 marks a free slot: cache_version_name never gives it */
     pthread_mutex_lock(&lock);
     if (slot_of(name) >= 0) {
         while (slot_of(name) >= 0) {
@@ -48,6 +50,7 @@ void flight_end(uint64_t name)
 {
     pthread_mutex_lock(&lock);
     int i = slot_of(name);
+    assert(name != 0 && i >= 0); /* ended by the FLIGHT_LEAD that began it, once */
     if (i >= 0) {
         slots[i] = 0;
     }

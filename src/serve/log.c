@@ -1,5 +1,6 @@
 #include "log.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -186,6 +187,7 @@ size_t log_format_line(enum log_format format, const struct log_record *r, char 
     if (l.buf[l.len - 1] != '\n') { /* truncated: a line is still a line */
         l.buf[l.len - 1] = '\n';
     }
+    assert(l.len < size && memchr(l.buf, '\n', l.len) == l.buf + l.len - 1); /* one line, within size */
     return l.len;
 }
 
@@ -306,6 +308,7 @@ void log_write(enum log_format format, const struct log_record *r)
         memcpy(ring.data, buf + first, len - first);
         bool crossed = ring.len < RING_EARLY_BYTES && ring.len + len >= RING_EARLY_BYTES;
         ring.len += len;
+        assert(ring.head < RING_BYTES && ring.len <= RING_BYTES);
         if (ring.idle || crossed) { /* else the writer is gathering or writing: it comes back */
             ring.idle = false;
             pthread_cond_signal(&ring.wake);

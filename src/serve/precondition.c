@@ -1,5 +1,6 @@
 #include "precondition.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -171,5 +172,7 @@ void precondition_date_format(time_t t, char buf[30])
         t = 0;
         gmtime_r(&t, &tm);
     }
-    strftime(buf, 30, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    size_t n = strftime(buf, 30, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    assert(n == 29); /* IMF-fixdate is fixed-width: the clamp keeps the year to four digits */
+    (void)n;
 }

@@ -1,5 +1,6 @@
 #include "range.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
@@ -95,6 +96,7 @@ enum range_result range_parse(const char *header, uint64_t size, uint64_t *first
     if (satisfiable > 1) {
         return RANGE_NONE;
     }
+    assert(from <= to && to < size); /* a satisfiable range lies in the representation */
     *first = from;
     *last = to;
     return RANGE_SATISFIABLE;

@@ -1,5 +1,6 @@
 #include "ready.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -114,6 +115,7 @@ static struct body *ready_find(struct ready_pool *p, const struct route *route, 
 static void answer(struct body *b, unsigned status, struct ready_answer *out)
 {
     const struct ready *r = b->attached;
+    assert(r->senders >= 1 && r->senders <= READY_SENDERS_MAX && r->not_modified); /* ready_create's */
     if (status == 200) {
         savings_count(r->coding, r->saved);
     }

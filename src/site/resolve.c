@@ -1,5 +1,6 @@
 #include "resolve.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -85,6 +86,8 @@ bool resolve_normalize(const char *raw, size_t len, char *out, size_t out_size)
         out[out_len++] = '/';
     }
     out[out_len] = '\0';
+    /* resolve.h's promise, the fuzzer's invariant: never longer, rooted, no ".." left */
+    assert(out_len <= len && out[0] == '/' && strstr(out, "/../") == NULL);
     return true;
 }
 
