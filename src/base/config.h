@@ -53,6 +53,7 @@ struct config {
     char *config_path; /* the file that was read, or NULL */
     char *host;
     char *base_path;   /* URL prefix a proxy strips, "" when none */
+    char *allowed_hosts; /* preview: Host names answered besides IPs and localhost (allowed_hosts.h); "" none */
     unsigned port, threads;
     bool production, quiet, trust_proxy;
     bool preload_fragments; /* Link headers preloading the fragments a page names */

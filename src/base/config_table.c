@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "edits.h"
+#include "allowed_hosts.h"
 #include "url_prefix.h"
 
 /* The words a KIND_CHOICE setting takes, min..max; the field gets the index. */
@@ -31,6 +32,7 @@ const struct setting config_settings[] = {
     {"production", KIND_BOOL, AT(production), 0, 0, NULL, "production mode: caching headers, no live reload", NULL, false},
     {"live-reload", KIND_TRISTATE, AT(live_reload), 0, 0, NULL, "watch files and reload browsers", NULL, false},
     {"base-path", KIND_STRING, AT(base_path), 0, 0, "PATH", "URL prefix a proxy strips, e.g. /article", NULL, true},
+    {"allowed-hosts", KIND_STRING, AT(allowed_hosts), 0, 0, "NAMES", "preview: host names answered besides IPs and localhost, e.g. box.local,.example.org (* any)", NULL, true},
     {"trust-proxy", KIND_BOOL, AT(trust_proxy), 0, 0, NULL, "believe X-Forwarded-For and X-Forwarded-Prefix", NULL, true},
     {"log-format", KIND_CHOICE, AT(log_format), 0, 2, "FMT", "access log: common, combined or json", log_choices, true},
     {"quiet", KIND_BOOL, AT(quiet), 0, 0, NULL, "no access log", NULL, true},
@@ -78,6 +80,7 @@ bool config_init(struct config *c)
         .root = strdup("."),
         .host = strdup("127.0.0.1"),
         .base_path = strdup(""),
+        .allowed_hosts = strdup(""),
         .port = 8000,
         .live_reload = -1,
         .preload_fragments = true,
@@ -99,7 +102,7 @@ bool config_init(struct config *c)
         .qr = true,
     };
     c->routes = calloc(DEFAULT_ROUTE_COUNT, sizeof(*c->routes));
-    bool made = c->root && c->host && c->base_path && c->routes;
+    bool made = c->root && c->host && c->base_path && c->allowed_hosts && c->routes;
     for (size_t i = 0; made && i < DEFAULT_ROUTE_COUNT; i++) {
         c->routes[i] = (struct config_route){strdup(default_routes[i].prefix), strdup(default_routes[i].dir),
                                              default_routes[i].fragments, 0};
@@ -129,6 +132,7 @@ void config_finish(struct config *c)
     free(c->config_path);
     free(c->host);
     free(c->base_path);
+    free(c->allowed_hosts);
     routes_free(c);
     free(c->health_url);
     *c = (struct config){0};
@@ -306,6 +310,9 @@ static bool set_string(char **field, const char *name, const char *value, char *
             return config_fail(err, err_size, "'%s' is not a URL path like /article", value);
         }
         value = tidy;
+    } else if (strcmp(name, "allowed-hosts") == 0 && !allowed_hosts_valid(value)) {
+        return config_fail(err, err_size, "'%s' is not a list of host names like mybox.local,.example.org (or *)",
+                           value);
     } else if (!value[0]) {
         return config_fail(err, err_size, "needs a value");
     }

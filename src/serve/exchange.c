@@ -1,5 +1,6 @@
 #include "exchange.h"
 
+#include "base/allowed_hosts.h"
 #include "base/config.h"
 #include "base/settings.h"
 
@@ -47,6 +48,10 @@ unsigned exchange_admit(struct MHD_Connection *conn, struct exchange *ex, const 
     ex->interim = a.expect;
     if (!refused && (t.form == REQUEST_FORM_ABSOLUTE || t.fragment)) { /* the log keeps what came */
         ex->sent_target = strdup(ex->target);
+        if (ex->sent_target && t.form == REQUEST_FORM_ABSOLUTE) { /* it names the host, not Host (RFC 9112 3.2.2) */
+            ex->authority = ex->sent_target + (t.authority - ex->target);
+            ex->authority_len = t.authority_len;
+        }
         admission_origin_form(ex->target, &t);
     }
     return refused;
@@ -67,4 +72,24 @@ bool exchange_prefix(struct MHD_Connection *conn, struct exchange *ex)
     }
     ex->prefix = ex->prefix_buf[0] ? ex->prefix_buf : NULL; /* "/": the proxy says none */
     return true;
+}
+
+/* See exchange.h. */
+const char *exchange_host(struct MHD_Connection *conn, const struct exchange *ex, size_t *len)
+{
+    if (ex->authority) {
+        *len = ex->authority_len;
+        return ex->authority;
+    }
+    const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+    *len = host ? strlen(host) : 0;
+    return host;
+}
+
+/* See exchange.h. */
+bool exchange_host_allowed(struct MHD_Connection *conn, const struct exchange *ex)
+{
+    size_t len;
+    const char *host = exchange_host(conn, ex, &len);
+    return !host || allowed_hosts_match(host, len, ex->config->allowed_hosts);
 }

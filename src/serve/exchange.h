@@ -49,6 +49,9 @@ struct exchange {
     const char *prefix;            /* the proxy's path prefix, or NULL: see exchange_prefix */
     const char *sent_uri;          /* the URI-log callback's pointer, for the target's length (library_target_length) */
     char *sent_target;             /* the target as sent when it was changed, for the log; else NULL */
+    const char *authority;         /* an absolute form's host[:port] (in sent_target), which names the
+                                    * host instead of Host; else NULL */
+    size_t authority_len;
     unsigned status;
     uint64_t bytes, body_bytes;
     bool measurable;               /* a cut can tell how far it got (progress.h): */
@@ -68,6 +71,13 @@ struct exchange {
     char target[]; /* percent-encoded, with the query: as received, but in origin form
                     * (admission) and with its folders as served (target.c) */
 };
+
+/* Whether a preview answers the host the request names (its absolute
+ * form's authority, else Host; none: yes): base/allowed_hosts.h. */
+bool exchange_host_allowed(struct MHD_Connection *conn, const struct exchange *ex);
+
+/* The host the request names, for respond_host_refused: *len bytes. */
+const char *exchange_host(struct MHD_Connection *conn, const struct exchange *ex, size_t *len);
 
 /* RFC 9112 and 9110 on the request line and the fields, before anything is
  * looked up (admission.h): the status to refuse the request with, or 0. An

@@ -95,6 +95,11 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
         return respond_error_why(conn, ex, 400, "The proxy's X-Forwarded-Prefix is not a URL path such as "
                                                 "/article (folio believes it: --trust-proxy).");
     }
+    /* A preview answers its own names only (DNS rebinding); production, the
+     * name its proxy or operator chose. */
+    if (!ex->config->production && !exchange_host_allowed(conn, ex)) {
+        return respond_host_refused(conn, ex);
+    }
     if (strcmp(method, "OPTIONS") == 0) {
         return respond_options(conn, ex);
     }

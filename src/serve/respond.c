@@ -5,8 +5,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "base/allowed_hosts.h"
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/escape.h"
+#include "base/say_limit.h"
 #include "connection.h"
 #include "connection_deadline.h"
 #include "exchange.h"
@@ -233,4 +236,55 @@ enum MHD_Result respond_options(struct MHD_Connection *conn, struct exchange *ex
         response_add(resp, "Allow", "GET, HEAD, OPTIONS");
     }
     return respond_queue(conn, ex, 204, resp, 0);
+}
+
+/* Writes the n bytes of s into out (size bytes) with HTML's five special
+ * characters escaped, NUL-terminated, cut short where it does not fit. */
+static void html_text(const char *s, size_t n, char *out, size_t size)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *e = s[i] == '&' ? "&amp;" : s[i] == '<' ? "&lt;" : s[i] == '>' ? "&gt;"
+                      : s[i] == '"' ? "&quot;" : s[i] == '\'' ? "&#39;" : NULL;
+        size_t add = e ? strlen(e) : 1;
+        if (len + add >= size) {
+            break;
+        }
+        memcpy(out + len, e ? e : s + i, add);
+        len += add;
+    }
+    out[len] = '\0';
+}
+
+/* See respond.h. */
+enum MHD_Result respond_host_refused(struct MHD_Connection *conn, struct exchange *ex)
+{
+    static struct say_limit refused;
+    size_t sent = 0;
+    const char *host = exchange_host(conn, ex, &sent);
+    size_t n = host ? allowed_hosts_name_length(host, sent) : 0;
+    char name[256], more[80];
+    snprintf(name, sizeof(name), "%.*s", (int)n, host ? host : "");
+    if (say_limit_pass(&refused, 60, more, sizeof(more))) {
+        char shown[4 * sizeof(name) + 8];
+        escape_text(name, shown, sizeof(shown));
+        fprintf(stderr, "folio: preview refused a request for the host %s (403): a page of another site could "
+                "read the preview under a name of its own (DNS rebinding); to allow it: --allowed-hosts %s%s\n",
+                shown, shown, more);
+    }
+    char safe[6 * sizeof(name)], page[1024 + 2 * sizeof(safe)];
+    html_text(name, strlen(name), safe, sizeof(safe));
+    int len = snprintf(page, sizeof(page),
+        "<!doctype html>\n<html lang=\"en\"><meta charset=\"utf-8\"><title>403 Forbidden</title>\n"
+        "<h1>403 Forbidden</h1>\n<p>This preview answers only its own addresses: IP addresses, localhost, and "
+        "the names given to <code>--allowed-hosts</code>, so that a page of another site cannot read it under a "
+        "name of its own (DNS rebinding).</p>\n<p>To open it as <b>%s</b>, start folio with "
+        "<code>--allowed-hosts %s</code> (or <code>FOLIO_ALLOWED_HOSTS=%s</code>, or <code>allowed-hosts = %s"
+        "</code> in the config file's [server] section).</p>\n</html>\n", safe, safe, safe, safe);
+    struct MHD_Response *resp = len > 0 ? response_from_text(page) : NULL;
+    if (!resp) {
+        return MHD_NO;
+    }
+    response_add_error_headers(resp, 403);
+    return respond_queue(conn, ex, 403, resp, (uint64_t)len);
 }

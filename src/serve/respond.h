@@ -55,4 +55,9 @@ enum MHD_Result respond_unsatisfiable(struct MHD_Connection *conn, struct exchan
 /* OPTIONS (any target, "*" too): 204 and what is allowed (RFC 9110 9.3.7). */
 enum MHD_Result respond_options(struct MHD_Connection *conn, struct exchange *ex);
 
+/* 403 for a request to a preview under a host name it does not answer
+ * (base/allowed_hosts.h: DNS rebinding; exchange_host): a page and a line
+ * on stderr (one a minute at most) that say how to allow it. */
+enum MHD_Result respond_host_refused(struct MHD_Connection *conn, struct exchange *ex);
+
 #endif

@@ -85,6 +85,10 @@ class Usage(Fixture):
         path = self.config("[server]\nbase-path = /b\x07\n")
         self.assert_bad(run("--root", self.root, "--config", path), path + ":2:", "'/b\\x07'")
 
+    def test_a_bad_allowed_hosts_list(self):
+        self.assert_bad(run("--root", self.root, "--allowed-hosts", "box/x"), "--allowed-hosts", "'box/x'")
+        self.assert_bad(run("--root", self.root, env={"FOLIO_ALLOWED_HOSTS": "a,,b"}), "FOLIO_ALLOWED_HOSTS", "'a,,b'")
+
     def test_bad_environment(self):
         self.assert_bad(run("--root", self.root, env={"PORT": "eighty"}), "PORT:", "'eighty'")
         # what Kubernetes puts in a pod beside a Service named folio
@@ -224,7 +228,7 @@ class Layers(Fixture):
         with socket.socket(family) as c:
             c.settimeout(5)
             c.connect((address, port))
-            c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            c.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             self.assertTrue(c.recv(100).startswith(b"HTTP/1.1 200"), address)
 
     def test_banner_is_on_stderr_with_the_network_urls(self):
@@ -272,7 +276,7 @@ class Shutdown(Fixture):
 
         def slow_download():
             with socket.create_connection(("127.0.0.1", s.port), timeout=20) as c:
-                c.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                c.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
                 data = []
                 while True:
                     b = c.recv(65536)
@@ -296,7 +300,7 @@ class Shutdown(Fixture):
             time.sleep(0.01)
         try:
             with socket.create_connection(("127.0.0.1", s.port), timeout=1) as late:
-                late.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                late.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 self.assertEqual(late.recv(100), b"")
         except OSError:
             pass  # refused or timed out: either way not served
@@ -315,11 +319,11 @@ class Shutdown(Fixture):
         s = Server(self.root, "--grace", "10").__enter__()
         try:
             idle = socket.create_connection(("127.0.0.1", s.port), timeout=5)
-            idle.sendall(b"GET /www-missing HTTP/1.1\r\nHost: x\r\n\r\n")
+            idle.sendall(b"GET /www-missing HTTP/1.1\r\nHost: localhost\r\n\r\n")
             self.assertTrue(idle.recv(65536).startswith(b"HTTP/1.1 404"))
             busy = socket.create_connection(("127.0.0.1", s.port), timeout=10)
             busy.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-            busy.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            busy.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             got = len(busy.recv(65536))
             start = time.monotonic()
             s.proc.send_signal(signal.SIGTERM)
@@ -349,7 +353,7 @@ class Shutdown(Fixture):
         try:
             with socket.create_connection(("127.0.0.1", s.port), timeout=10) as c:
                 c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-                c.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+                c.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 self.assertTrue(c.recv(4096).startswith(b"HTTP/1.1 200"))
                 started = time.time()
                 self.assertEqual(s.stop(), 0)  # SIGTERM: the grace passes with the body unsent

@@ -182,13 +182,13 @@ class PrefixFlood(FaultCase):
         env = rss_env()
         with Server(self.root, "--cache-size", str(budget), "--trust-proxy", "--quiet", env=env) as srv:
             pid = srv.proc.pid
-            warm = [b"GET /tiny.html HTTP/1.1\r\nHost: a\r\nX-Forwarded-Prefix: /warm%d\r\n\r\n" % i
+            warm = [b"GET /tiny.html HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-Prefix: /warm%d\r\n\r\n" % i
                     for i in range(2000)]
             self.assertEqual(set(pipelined(srv.port, warm)), {200})
             before = rss_kib(pid)
             n = 20_000 if WRAPPER else 100_000
             pad = b"p" * 120
-            reqs = [b"GET /tiny.html HTTP/1.1\r\nHost: a\r\nX-Forwarded-Prefix: /%s%d\r\n\r\n" % (pad, i)
+            reqs = [b"GET /tiny.html HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-Prefix: /%s%d\r\n\r\n" % (pad, i)
                     for i in range(n)]
             statuses = pipelined(srv.port, reqs)
             self.assertEqual(len(statuses), n)
@@ -226,16 +226,16 @@ class ManySmallFiles(FaultCase):
             pid = srv.proc.pid
             before = rss_kib(pid)
             etag = srv.get("/d/f1.txt").headers["etag"]
-            plain = [b"GET /d/f%d.txt HTTP/1.1\r\nHost: a\r\n\r\n" % i for i in range(n)]
+            plain = [b"GET /d/f%d.txt HTTP/1.1\r\nHost: localhost\r\n\r\n" % i for i in range(n)]
             self.assertEqual(set(pipelined(srv.port, plain)), {200})
             cached = json.loads(srv.get("/__folio/health").body)["cache_bytes"]
             # Other spellings of the same paths: decoded, they are the same keys.
-            spelled = [b"GET /d/%%66%d.txt HTTP/1.1\r\nHost: a\r\n\r\n" % i for i in range(n)]
-            spelled += [b"GET /%%64/%%66%d.txt HTTP/1.1\r\nHost: a\r\n\r\n" % i for i in range(n)]
+            spelled = [b"GET /d/%%66%d.txt HTTP/1.1\r\nHost: localhost\r\n\r\n" % i for i in range(n)]
+            spelled += [b"GET /%%64/%%66%d.txt HTTP/1.1\r\nHost: localhost\r\n\r\n" % i for i in range(n)]
             self.assertEqual(set(pipelined(srv.port, spelled)), {200})
             self.assertEqual(json.loads(srv.get("/__folio/health").body)["cache_bytes"], cached,
                              "another spelling of a path made another entry")
-            conditional = [b"GET /d/f%d.txt HTTP/1.1\r\nHost: a\r\nIf-None-Match: %s\r\n\r\n"
+            conditional = [b"GET /d/f%d.txt HTTP/1.1\r\nHost: localhost\r\nIf-None-Match: %s\r\n\r\n"
                            % (i, etag.encode()) for i in range(1, 2)] * 100 + plain
             self.assertIn(304, pipelined(srv.port, conditional))
             # Once more: entries made on one worker thread, evicted by another.
@@ -465,7 +465,7 @@ class HeldDescriptors(FaultCase):
             with socket.socket() as s:  # a response left mid-way: still no dup of it
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
                 s.connect(("127.0.0.1", srv.port))
-                s.sendall(("GET %s HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n"
+                s.sendall(("GET %s HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: gzip\r\n\r\n"
                            % path).encode())
                 self.assertIn(b"200 OK", s.recv(1024))
                 self.assertEqual(len(self.held(srv.proc.pid, "/memfd:folio-body")), held)

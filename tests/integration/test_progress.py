@@ -65,12 +65,12 @@ class HeaderDerivation(Fixture):
 
     def test_every_kind_of_response_logs_its_exact_size_from_the_kernel(self):
         requests = [
-            b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n",
+            b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n",
             b"GET /big.bin HTTP/1.0\r\n\r\n",
-            b"GET /big.bin HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
-            b"GET /big.bin HTTP/1.1\r\nHost: a\r\nRange: bytes=5-99\r\n\r\n",
-            b"GET /nope HTTP/1.1\r\nHost: a\r\n\r\n",
-            b"GET / HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n",
+            b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+            b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\nRange: bytes=5-99\r\n\r\n",
+            b"GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: gzip\r\n\r\n",
         ]
         with Server(self.root, env={"FOLIO_TEST_MEASURE_BYTES": "1"}) as srv:
             sizes = []
@@ -89,7 +89,7 @@ class HeaderDerivation(Fixture):
             # a kept-alive connection's second response: the mark path
             with socket.create_connection(("127.0.0.1", srv.port)) as s:
                 for _ in range(2):
-                    s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+                    s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
                     head_and_body(s, BIG)
                     sizes.append(BIG)
             lines = srv.wait_log(len(sizes))
@@ -118,7 +118,7 @@ class HeaderDerivation(Fixture):
             sizes = []
             with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
                 for method, target, extra in asks:
-                    s.sendall(f"{method} {target} HTTP/1.1\r\nHost: a\r\n{extra}\r\n".encode())
+                    s.sendall(f"{method} {target} HTTP/1.1\r\nHost: localhost\r\n{extra}\r\n".encode())
                     status, length = read_response(s, method)
                     sizes.append(0 if method == "HEAD" or status in (204, 304) else length)
             lines = srv.wait_log(1 + len(asks))[1:]
@@ -151,7 +151,7 @@ class CutByClient(Fixture):
     def test_a_client_that_leaves_mid_body_logs_what_the_kernel_took(self):
         with Server(self.root) as srv:
             s = socket.create_connection(("127.0.0.1", srv.port))
-            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
             _, got = head_and_body(s, 3_000_000)
             slack = socket_buffers(s)
             s.close()
@@ -178,9 +178,9 @@ class CutByClient(Fixture):
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             s.connect(("127.0.0.1", srv.port))
-            s.sendall(b"GET /style.css HTTP/1.1\r\nHost: a\r\n\r\n")
+            s.sendall(b"GET /style.css HTTP/1.1\r\nHost: localhost\r\n\r\n")
             read_response(s, "GET")
-            s.sendall(b"GET /mid.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+            s.sendall(b"GET /mid.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
             _, got = head_and_body(s, 2048)
             slack = socket_buffers(s)
             s.close()
@@ -193,7 +193,7 @@ class CutByClient(Fixture):
     def test_json_says_complete_false_for_a_cut_and_true_otherwise(self):
         with Server(self.root, "--log-format", "json") as srv:
             s = socket.create_connection(("127.0.0.1", srv.port))
-            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
             _, got = head_and_body(s, 1_000_000)
             s.close()
             srv.wait_log(1)
@@ -236,7 +236,7 @@ class CutAtGrace(Fixture):
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
             s.connect(("127.0.0.1", srv.port))
-            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
             _, got = head_and_body(s, 500_000)
             slack = socket_buffers(s)
             self.assertEqual(srv.stop(signal.SIGTERM), 0)
@@ -290,7 +290,7 @@ def slow_client(port, rcvbuf=None):
     if rcvbuf:  # what the kernel acknowledges for a client that does not read
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
     s.connect(("127.0.0.1", port))
-    s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+    s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
     return s
 
 
@@ -380,18 +380,18 @@ class TruncatedWhileSent(Fixture):
         self.assertEqual(logged, got, line)
 
     def test_a_whole_file_cut_short_under_what_was_sent_ends_at_once(self):
-        head, got, took, line = self.cut_short(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n", 1_000_000)
+        head, got, took, line = self.cut_short(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n", 1_000_000)
         self.assertIn(b" 200 ", head.split(b"\r\n")[0])
         self.assert_cut_at_once(head, got, took, line, BIG)
 
     def test_a_file_cut_short_past_what_was_sent_ends_at_once(self):
         # the end is still ahead of the send: the body cannot be whole either
-        head, got, took, line = self.cut_short(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n", BIG - 1_000_000)
+        head, got, took, line = self.cut_short(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n", BIG - 1_000_000)
         self.assert_cut_at_once(head, got, took, line, BIG)
 
     def test_a_range_cut_short_ends_at_once(self):
         head, got, took, line = self.cut_short(
-            b"GET /big.bin HTTP/1.1\r\nHost: a\r\nRange: bytes=1000-\r\n\r\n", 500_000)
+            b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\nRange: bytes=1000-\r\n\r\n", 500_000)
         self.assertIn(b" 206 ", head.split(b"\r\n")[0])
         self.assert_cut_at_once(head, got, took, line, BIG - 1000)
 
@@ -421,7 +421,7 @@ class TruncatedWhileSent(Fixture):
     def test_a_small_sendfile_body_cut_short_ends_at_once(self):
         for production in (False, True):  # the long way, and a ready response
             head, got, took = self.small_cut_short("forty.bin", 40 << 10,
-                                                   b"GET /assets/forty.bin HTTP/1.1\r\nHost: a\r\n\r\n", production)
+                                                   b"GET /assets/forty.bin HTTP/1.1\r\nHost: localhost\r\n\r\n", production)
             self.assertIn(b" 200 ", head.split(b"\r\n")[0])
             self.assertIsNotNone(took, "silent until --timeout (production: %s)" % production)
             self.assertLess(took, 1.5, "ended %.2f s after the cut (--timeout 10)" % took)
@@ -429,7 +429,7 @@ class TruncatedWhileSent(Fixture):
 
     def test_a_small_range_cut_short_ends_at_once(self):
         head, got, took = self.small_cut_short("range.bin", 1 << 20, b"GET /assets/range.bin HTTP/1.1\r\n"
-                                               b"Host: a\r\nRange: bytes=100000-140000\r\n\r\n", False)
+                                               b"Host: localhost\r\nRange: bytes=100000-140000\r\n\r\n", False)
         self.assertIn(b" 206 ", head.split(b"\r\n")[0])
         self.assertIsNotNone(took, "silent until --timeout")
         self.assertLess(took, 1.5, "ended %.2f s after the cut (--timeout 10)" % took)
@@ -442,13 +442,13 @@ class TruncatedWhileSent(Fixture):
         write(path, os.urandom(40 << 10))
         with Server(self.root, "--timeout", "10") as srv:
             with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
-                s.sendall(b"GET /assets/forty.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+                s.sendall(b"GET /assets/forty.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 head, got = head_and_body(s, 40 << 10)
                 self.assertEqual(got, 40 << 10)
                 with open(path, "r+b") as f:
                     f.truncate(10)
                 time.sleep(0.6)  # two ticks of the watcher see the file
-                s.sendall(b"GET /assets/forty.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+                s.sendall(b"GET /assets/forty.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 head, got = head_and_body(s, 10)
                 self.assertIn(b" 200 ", head.split(b"\r\n")[0])
                 self.assertEqual(got, 10)
@@ -460,7 +460,7 @@ class TruncatedWhileSent(Fixture):
             with socket.socket() as s:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
                 s.connect(("127.0.0.1", srv.port))
-                s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+                s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 _, got = head_and_body(s, 1_000_000)
                 with open(path, "ab") as f:
                     f.write(b"more")

@@ -6,11 +6,11 @@ import os
 import socket
 import time
 
-from folio import SECRET, SLOWDOWN, ArticleTestCase, main, status_of
+from folio import SECRET, SLOWDOWN, ArticleTestCase, Server, main, status_of
 
 
 def get(path, extra=b""):
-    return b"GET " + path + b" HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + extra + b"\r\n"
+    return b"GET " + path + b" HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" + extra + b"\r\n"
 
 
 def count_served(server, n, timeout=5):
@@ -23,7 +23,7 @@ def count_served(server, n, timeout=5):
         time.sleep(0.3 * SLOWDOWN)
         for s in socks:
             try:
-                s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n")
+                s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 served += s.recv(100).startswith(b"HTTP/1.1 200")
             except OSError:
                 pass
@@ -59,7 +59,7 @@ class Traversal(ArticleTestCase):
         b"/sub/escape.txt",              # relative symlink out
         b"/absolute.txt",                # absolute symlink out
         b"/%2fsecret.txt",
-        b"http://t/../secret.txt",
+        b"http://localhost/../secret.txt",
         b"/secret.txt%00.html",
         b"/.env",
         b"/.git/config",
@@ -108,24 +108,24 @@ class Malformed(ArticleTestCase):
         b"GARBAGE\r\n\r\n",
         b"GET\r\n\r\n",
         b"GET /\r\n\r\n",
-        b"GET / HTTP/9.9\r\nHost: t\r\n\r\n",
+        b"GET / HTTP/9.9\r\nHost: localhost\r\n\r\n",
         b"GET / HTTP/1.1\r\n\r\n",                      # HTTP/1.1 without Host
         b"GET / HTTP/1.1\r\nHost t\r\n\r\n",             # header without a colon
-        b"GET / HTTP/1.1\r\nHost: t\r\n folded: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\n folded: x\r\n\r\n",
         b"\x00\x01\x02\x03\xff\xfe\r\n\r\n",
-        b"GET /\x00 HTTP/1.1\r\nHost: t\r\n\r\n",
-        b"GET " + b"/a" * 40000 + b" HTTP/1.1\r\nHost: t\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + b"x" * 100000 + b"\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: t\r\n" + b"X-Many: y\r\n" * 5000 + b"\r\n",
-        b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: -5\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999999999999999\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-        b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello",
-        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nRange: bytes=" + b"0-1," * 5000 + b"\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAccept-Encoding: " + b"gzip;q=0.5," * 2000 + b"\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nIf-None-Match: " + b'"a",' * 3000 + b"\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nIf-Modified-Since: Sun, 99 Foo 99999 99:99:99 GMT\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nRange: bytes=18446744073709551615-18446744073709551616\r\n\r\n",
+        b"GET /\x00 HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        b"GET " + b"/a" * 40000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"x" * 100000 + b"\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\n" + b"X-Many: y\r\n" * 5000 + b"\r\n",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nContent-Length: -5\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 99999999999999999999\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nRange: bytes=" + b"0-1," * 5000 + b"\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nAccept-Encoding: " + b"gzip;q=0.5," * 2000 + b"\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nIf-None-Match: " + b'"a",' * 3000 + b"\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nIf-Modified-Since: Sun, 99 Foo 99999 99:99:99 GMT\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nRange: bytes=18446744073709551615-18446744073709551616\r\n\r\n",
     ]
 
     def test_every_bad_request_gets_an_answer_or_a_close(self):
@@ -147,9 +147,9 @@ class Malformed(ArticleTestCase):
         self.assertEqual(status_of(self.server.raw(self.requests[15])), 405)
 
     def test_pipelined_requests(self):
-        data = (b"GET /tiny.css HTTP/1.1\r\nHost: t\r\n\r\n"
-                b"GET /missing HTTP/1.1\r\nHost: t\r\n\r\n"
-                b"GET /tiny.css HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        data = (b"GET /tiny.css HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                b"GET /missing HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                b"GET /tiny.css HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         resp = self.server.raw(data)
         self.assertEqual(resp.count(b"HTTP/1.1 200 OK"), 2)
         self.assertEqual(resp.count(b"HTTP/1.1 404 Not Found"), 1)
@@ -160,7 +160,7 @@ class SlowClients(ArticleTestCase):
 
     def test_idle_connection_is_closed(self):
         with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as s:
-            s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n")  # never finishes its headers
+            s.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n")  # never finishes its headers
             start = time.time()
             data = s.recv(100)
             waited = time.time() - start
@@ -173,7 +173,7 @@ class SlowClients(ArticleTestCase):
         try:
             for _ in range(5):
                 s = socket.create_connection(("127.0.0.1", self.server.port), timeout=5)
-                s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\nX-Slow: ")
+                s.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
                 hogs.append(s)
             start = time.time()
             self.assertTrue(self.server.alive(patience=2 * SLOWDOWN))
@@ -201,6 +201,55 @@ class ConnectionLimit(ArticleTestCase):
         self.assertGreaterEqual(served, 1)
         self.assertLessEqual(served, 3)
         self.assertTrue(self.server.alive(patience=3 * SLOWDOWN))
+
+
+
+def fetch(server, target, host):
+    """The status and body of GET target under Host host (raw: any name), to the close."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5 * SLOWDOWN) as s:
+        s.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: " + host + b"\r\nConnection: close\r\n\r\n")
+        data = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            data += b
+    return status_of(data), data.partition(b"\r\n\r\n")[2]
+
+
+class PreviewHosts(ArticleTestCase):
+    """DNS rebinding (issue 36, 8): a page of another site makes a browser resolve its own
+    name to 127.0.0.1 and then reads the preview, same-origin. A preview answers IP address
+    literals, localhost and *.localhost and the names of --allowed-hosts; any other name gets
+    403, a page and a stderr line that say how to allow it."""
+    server_args = ("--allowed-hosts", "box.local,.example.org")
+
+    def test_its_own_names_are_answered(self):
+        port = str(self.server.port).encode()
+        for host in (b"localhost", b"localhost:" + port, b"a.localhost", b"127.0.0.1:" + port, b"[::1]",
+                     b"192.168.1.20:8000", b"box.local", b"example.org", b"a.example.org:" + port):
+            self.assertEqual(fetch(self.server, b"/style.css", host)[0], 200, host)
+
+    def test_another_name_is_403_with_how_to_allow_it(self):
+        for target in (b"/", b"/style.css", b"/__folio/events", b"/__folio/health", b"/__folio/reload.js"):
+            status, body = fetch(self.server, target, b"rebind.attacker.example:" + str(self.server.port).encode())
+            self.assertEqual(status, 403, target)
+            self.assertIn(b"<code>--allowed-hosts rebind.attacker.example</code>", body)
+            self.assertNotIn(self.file("www/style.css")[:40], body)
+        deadline = time.time() + 5 * SLOWDOWN  # stderr is read on its own thread
+        while "refused a request for the host" not in self.server.stderr_text and time.time() < deadline:
+            time.sleep(0.02)
+        said = [l for l in self.server.stderr_text.splitlines() if "refused a request for the host" in l]
+        self.assertEqual(len(said), 1, self.server.stderr_text)  # one a minute, not one a request
+        self.assertIn("--allowed-hosts rebind.attacker.example", said[0])
+        # An absolute form names the host instead of Host (RFC 9112 3.2.2).
+        raw = self.server.raw(b"GET http://rebind.attacker.example/ HTTP/1.1\r\nHost: localhost\r\n"
+                              b"Connection: close\r\n\r\n")
+        self.assertEqual(status_of(raw), 403)
+
+    def test_production_answers_any_name(self):
+        with Server(self.root, "--production") as s:
+            self.assertEqual(fetch(s, b"/style.css", b"rebind.attacker.example")[0], 200)
 
 
 if __name__ == "__main__":
