@@ -85,7 +85,7 @@ static void test_answer_and_close_on_a_socket(void **state)
     assert_int_equal(send(pair[1], "more", 4, 0), 4); /* what the client sent on */
     assert_int_equal(connection_peer_state(pair[0]), CONNECTION_PEER_OPEN);
 
-    struct deadline_watch *w = deadline_watch_start(50);
+    struct deadline_watch *w = deadline_watch_start(0, NULL);
     assert_non_null(w);
     struct connection *c = connection_open(w, pair[0], 0);
     assert_non_null(c);
@@ -110,7 +110,7 @@ static void test_answer_and_close_on_a_socket(void **state)
  * whose head it refuses. */
 static void test_heads_pending_and_answers(void **state)
 {
-    struct deadline_watch *w = deadline_watch_start(50);
+    struct deadline_watch *w = deadline_watch_start(0, NULL);
     struct connection *a = connection_open(w, -1, 0), *b = connection_open(w, -1, 0);
     assert_non_null(a);
     assert_non_null(b);
@@ -142,7 +142,7 @@ static void test_heads_pending_and_answers(void **state)
  * the newcomer nor one being answered. */
 static void test_room_goes_to_the_oldest_head(void **state)
 {
-    struct deadline_watch *w = deadline_watch_start(50);
+    struct deadline_watch *w = deadline_watch_start(0, NULL);
     struct connection *busy = connection_open(w, -1, 0), *old = connection_open(w, -1, 0),
                       *young = connection_open(w, -1, 0), *c = connection_open(w, -1, 0);
     busy->head_since_ms = -1; /* its handler runs: being answered */

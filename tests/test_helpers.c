@@ -103,16 +103,16 @@ size_t th_count_of(const char *hay, const char *needle)
     return n;
 }
 
-uint64_t th_fake_now(void *ctx)
+int64_t th_fake_now(void *ctx)
 {
-    return *(const uint64_t *)ctx;
+    return (int64_t)*(const uint64_t *)ctx;
 }
 
 /* Starts the fake clock somewhere past 0 (0 means "no window"). */
 void th_rig_init(struct th_rig *t)
 {
     *t = (struct th_rig){.now = 1000000};
-    t->clock = (struct watch_clock){.now_ms = th_fake_now, .ctx = &t->now};
+    t->clock = (struct clock){.now_ms = th_fake_now, .ctx = &t->now};
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
 }

@@ -70,14 +70,14 @@ struct th_rig {
     size_t nbatches, taken;
     size_t swaps;
     uint64_t now;             /* the fake clock */
-    struct watch_clock clock;
+    struct clock clock;
     bool threaded;            /* real clock and thread: waits on cv */
     struct watch *w;
 };
 
 
-/* A watch_clock's now_ms reading the uint64_t at @ctx. */
-uint64_t th_fake_now(void *ctx);
+/* A struct clock's now_ms reading the uint64_t at @ctx. */
+int64_t th_fake_now(void *ctx);
 
 /* Starts the fake clock somewhere past 0 (0 means "no window"). */
 void th_rig_init(struct th_rig *t);

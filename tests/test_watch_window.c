@@ -14,7 +14,7 @@
 /* A window on a fake clock, and what its flushes handed over. */
 struct window_rig {
     uint64_t now;
-    struct watch_clock clock;
+    struct clock clock;
     struct watch_window win;
     size_t calls;
     struct watch_batch last;   /* of the latest call; changes copied below */
@@ -37,7 +37,7 @@ static void window_record(void *ctx, const struct watch_batch *b)
 static void window_setup(struct window_rig *r, unsigned debounce_ms)
 {
     *r = (struct window_rig){.now = 5000};
-    r->clock = (struct watch_clock){.now_ms = th_fake_now, .ctx = &r->now};
+    r->clock = (struct clock){.now_ms = th_fake_now, .ctx = &r->now};
     watch_window_init(&r->win, debounce_ms, &r->clock);
 }
 

@@ -5,13 +5,16 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
+
 struct ticker {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake; /* CLOCK_MONOTONIC: a clock step neither stalls nor hurries it */
     bool stopping;
     unsigned interval_ms;
-    void (*tick)(void *arg);
+    const struct clock *clock;
+    void (*tick)(void *arg, int64_t now_ms);
     void *arg;
 };
 
@@ -30,7 +33,7 @@ static void *ticker_main(void *arg)
         pthread_cond_timedwait(&t->wake, &t->lock, &until);
         if (!t->stopping) {
             pthread_mutex_unlock(&t->lock);
-            t->tick(t->arg);
+            t->tick(t->arg, clock_read(t->clock));
             pthread_mutex_lock(&t->lock);
         }
     }
@@ -39,13 +42,14 @@ static void *ticker_main(void *arg)
 }
 
 /* See ticker.h. */
-struct ticker *ticker_start(unsigned interval_ms, void (*tick)(void *arg), void *arg)
+struct ticker *ticker_start(unsigned interval_ms, const struct clock *clock,
+                            void (*tick)(void *arg, int64_t now_ms), void *arg)
 {
     struct ticker *t = calloc(1, sizeof(*t));
     if (!t) {
         return NULL;
     }
-    *t = (struct ticker){.interval_ms = interval_ms ? interval_ms : 1, .tick = tick, .arg = arg};
+    *t = (struct ticker){.interval_ms = interval_ms ? interval_ms : 1, .clock = clock, .tick = tick, .arg = arg};
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

@@ -79,7 +79,7 @@
 #include "watch_batch.h"
 
 struct watch;
-struct watch_clock;
+struct clock;
 
 enum watch_mode {
     WATCH_AUTO,    /* inotify, with hints on how to switch when it falls short */
@@ -93,7 +93,7 @@ struct watch_options {
     unsigned poll_interval_ms; /* 0: WATCH_POLL_DEFAULT_MS */
     /* Tests: the window's clock (watch_window.h; NULL: CLOCK_MONOTONIC),
      * and no thread: the test runs the turns with watch_step(). */
-    const struct watch_clock *clock;
+    const struct clock *clock;
     bool stepped;
 };
 

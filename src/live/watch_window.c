@@ -9,21 +9,11 @@
 #include "base/array.h"
 #include "base/clock.h"
 
-/* The real clock, base/clock.h's, for the window's injected one. */
-static uint64_t watch_monotonic_ms(void *ctx)
-{
-    (void)ctx;
-    return (uint64_t)clock_now_ms();
-}
-
-const struct watch_clock watch_clock_monotonic = {.now_ms = watch_monotonic_ms};
-
 /* See watch_window.h. */
-void watch_window_init(struct watch_window *win, unsigned debounce_ms,
-                       const struct watch_clock *clock)
+void watch_window_init(struct watch_window *win, unsigned debounce_ms, const struct clock *clock)
 {
     *win = (struct watch_window){
-        .clock = clock != NULL ? clock : &watch_clock_monotonic,
+        .clock = clock,
         .debounce_ms = debounce_ms,
         .max_wait_ms = debounce_ms * 8 > 100 ? debounce_ms * 8 : 100,
     };
@@ -50,7 +40,7 @@ void watch_window_finish(struct watch_window *win)
 /* See watch_window.h. */
 uint64_t watch_window_now(const struct watch_window *win)
 {
-    return win->clock->now_ms(win->clock->ctx);
+    return (uint64_t)clock_read(win->clock);
 }
 
 /* See watch_window.h. */

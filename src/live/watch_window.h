@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/clock.h"
+
 #include "watch_batch.h"
 
 /* A batch bigger than this (a git checkout, an unpacked archive) is sent as
@@ -47,16 +49,6 @@
 #define WATCH_SWAP_CAP_MS 5000u
 #define WATCH_SWAP_QUIET_MS 200u
 
-/* Where the window reads the time: now_ms(ctx), milliseconds that never go
- * back. */
-struct watch_clock {
-    uint64_t (*now_ms)(void *ctx);
-    void *ctx;
-};
-
-/* CLOCK_MONOTONIC. (A static helper until base/clock.h lands.) */
-extern const struct watch_clock watch_clock_monotonic;
-
 /* One changed path in the current window. */
 struct watch_pending {
     int id;
@@ -67,7 +59,7 @@ struct watch_pending {
 };
 
 struct watch_window {
-    const struct watch_clock *clock; /* borrowed */
+    const struct clock *clock; /* borrowed; NULL: CLOCK_MONOTONIC (base/clock.h) */
     unsigned debounce_ms;
     unsigned max_wait_ms;
     struct watch_pending *pending;
@@ -79,9 +71,8 @@ struct watch_window {
 };
 
 /* Sets up an empty window closing @debounce_ms (> 0) after its last change,
- * reading @clock (NULL: watch_clock_monotonic), which must outlive it. */
-void watch_window_init(struct watch_window *win, unsigned debounce_ms,
-                       const struct watch_clock *clock);
+ * reading @clock (NULL: CLOCK_MONOTONIC), which must outlive it. */
+void watch_window_init(struct watch_window *win, unsigned debounce_ms, const struct clock *clock);
 
 /* Frees the pending changes (dropped, not flushed). */
 void watch_window_finish(struct watch_window *win);

@@ -33,7 +33,8 @@ struct deadline_entry {
 
 struct deadline_watch {
     pthread_mutex_t lock;
-    struct ticker *ticker;
+    const struct clock *clock; /* NULL: CLOCK_MONOTONIC */
+    struct ticker *ticker;     /* NULL: looks are the holder's (deadline_watch_look) */
     struct deadline_entry *head;
     atomic_uint_fast64_t expired;
 };
@@ -118,24 +119,30 @@ static void expire(struct deadline_watch *w, int64_t now)
     }
 }
 
-/* One look: every entry past its deadline is expired. */
-static void watch_tick(void *arg)
+/* One look at now: every entry past its deadline is expired. */
+static void watch_tick(void *arg, int64_t now)
 {
     struct deadline_watch *w = arg;
     pthread_mutex_lock(&w->lock);
-    expire(w, clock_now_ms());
+    expire(w, now);
     pthread_mutex_unlock(&w->lock);
 }
 
-struct deadline_watch *deadline_watch_start(unsigned tick_ms)
+void deadline_watch_look(struct deadline_watch *w)
+{
+    watch_tick(w, clock_read(w->clock));
+}
+
+struct deadline_watch *deadline_watch_start(unsigned tick_ms, const struct clock *clock)
 {
     struct deadline_watch *w = calloc(1, sizeof(*w));
     if (!w) {
         return NULL;
     }
     pthread_mutex_init(&w->lock, NULL);
-    w->ticker = ticker_start(tick_ms, watch_tick, w);
-    if (!w->ticker) {
+    w->clock = clock;
+    w->ticker = tick_ms ? ticker_start(tick_ms, clock, watch_tick, w) : NULL;
+    if (tick_ms && !w->ticker) {
         pthread_mutex_destroy(&w->lock);
         free(w);
         return NULL;
@@ -194,7 +201,7 @@ void deadline_set_floor(struct deadline_watch *w, struct deadline_entry *e, uint
     if (!e) {
         return;
     }
-    int64_t now = clock_now_ms();
+    int64_t now = clock_read(w->clock);
     pthread_mutex_lock(&w->lock); /* the watcher reads the window under it */
     e->window_ms = window_ms > 0 ? window_ms : 1000;
     e->start_ms = now;
@@ -265,7 +272,7 @@ void deadline_expire_all(struct deadline_watch *w)
         atomic_store(&e->rate, 0); /* no floor to keep: the grace is over */
         atomic_store(&e->deadline_ms, 1); /* due long ago */
     }
-    expire(w, clock_now_ms());
+    expire(w, clock_read(w->clock));
     pthread_mutex_unlock(&w->lock);
 }
 

@@ -18,11 +18,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct clock;
 struct deadline_watch;
 struct deadline_entry;
 
-/* Starts the watcher, looking every tick_ms. NULL on failure. */
-struct deadline_watch *deadline_watch_start(unsigned tick_ms);
+/* Starts the watcher, judging deadlines by clock (NULL: CLOCK_MONOTONIC,
+ * base/clock.h; it must outlive the watcher) and looking every tick_ms from
+ * a thread of its own; with tick_ms 0 there is no thread, and whoever holds
+ * the watcher looks (deadline_watch_look), as a test does on a clock it
+ * moves. NULL on failure. */
+struct deadline_watch *deadline_watch_start(unsigned tick_ms, const struct clock *clock);
+
+/* One look now, as the watcher's thread makes each tick: every socket past
+ * its deadline, or below its floor, or whose file was cut short, is shut
+ * down. */
+void deadline_watch_look(struct deadline_watch *w);
 
 /* Stops the watcher and frees it and any entry left. Accepts NULL. */
 void deadline_watch_stop(struct deadline_watch *w);
@@ -78,6 +88,7 @@ void deadline_end_reads(struct deadline_watch *w);
 /* How many sockets the watcher has shut down so far. */
 uint64_t deadline_expired(const struct deadline_watch *w);
 
-/* Every deadline is on clock_now_ms() (base/clock.h). */
+/* Every deadline is on the watcher's clock: clock_now_ms() (base/clock.h)
+ * unless it was handed another. */
 
 #endif

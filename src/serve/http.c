@@ -355,7 +355,7 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
     }
     s->ctx = *ctx;
     /* Deadlines are seconds; a look four times a second is precise enough. */
-    struct deadline_watch *deadlines = deadline_watch_start(c->header_timeout > 1 ? 250 : 100);
+    struct deadline_watch *deadlines = deadline_watch_start(c->header_timeout > 1 ? 250 : 100, NULL);
     if (!deadlines) {
         snprintf(err, err_size, "cannot start the deadline watcher");
         inflight_finish(&s->requests);

@@ -393,10 +393,9 @@ struct ready_sweeper {
 /* Each second, drops entries whose files are gone; once an inactive period
  * has passed since the last mark, those unused through it too (so one goes
  * after one to two periods). */
-static void sweep_tick(void *arg)
+static void sweep_tick(void *arg, int64_t now)
 {
     struct ready_sweeper *s = arg;
-    int64_t now = clock_now_ms();
     bool mark = now - s->marked_ms >= s->inactive_ms;
     s->marked_ms = mark ? now : s->marked_ms;
     cache_sweep(s->cache, mark, ready_stale, NULL);
@@ -411,7 +410,7 @@ struct ready_sweeper *ready_sweeper_start(struct ready_pool *p, unsigned inactiv
     }
     *s = (struct ready_sweeper){
         .cache = p->cache, .inactive_ms = (int64_t)inactive_s * 1000, .marked_ms = clock_now_ms()};
-    s->ticker = ticker_start(1000, sweep_tick, s);
+    s->ticker = ticker_start(1000, NULL, sweep_tick, s);
     if (!s->ticker) {
         free(s);
         return NULL;
