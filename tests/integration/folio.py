@@ -22,7 +22,11 @@ FOLIO = os.path.abspath(os.environ.get("FOLIO_BIN") or os.path.join(
 # Set by the "leakcheck" test setup: run folio under valgrind, whose
 # --error-exitcode turns a leak or a bad read into a failed exit status.
 WRAPPER = os.environ.get("FOLIO_WRAPPER", "").split()
-SLOWDOWN = 10 if WRAPPER else 1  # valgrind's factor, for the few bounded waits
+# How much slower folio runs here, for the few bounded waits and the timings
+# a test asserts: valgrind's factor, or a sanitizer's (meson says which build
+# this is: FOLIO_SANITIZE, b_sanitize's value).
+SANITIZE = os.environ.get("FOLIO_SANITIZE", "none")
+SLOWDOWN = 10 if WRAPPER else 5 if "thread" in SANITIZE else 3 if SANITIZE not in ("", "none") else 1
 
 SECRET = b"TOP-SECRET-OUTSIDE-THE-ARTICLE"
 
@@ -164,9 +168,9 @@ class Server:
             preexec_fn=die_with_parent)
         # The banner is folio's stderr line with the URL (stdout is the access
         # log's alone); lines before it (notes) stay in stderr_text.
-        deadline = time.time() + (60 if WRAPPER else 10)
+        deadline = time.monotonic() + (60 if WRAPPER else 10)
         line, before = "", ""
-        while time.time() < deadline and "http://127.0.0.1:" not in line:
+        while time.monotonic() < deadline and "http://127.0.0.1:" not in line:
             before += line
             line = self._stderr_line(deadline)
             if line is None:
@@ -188,7 +192,7 @@ class Server:
         """One line of folio's stderr, read a byte at a time (nothing is read
         past it), or None at its end or the deadline."""
         got = b""
-        while time.time() < deadline and not got.endswith(b"\n"):
+        while time.monotonic() < deadline and not got.endswith(b"\n"):
             r, _, _ = select.select([self.proc.stderr], [], [], 0.2)
             if r:
                 b = os.read(self.proc.stderr.fileno(), 1)
@@ -206,16 +210,16 @@ class Server:
             self.stderr_text += raw.decode("utf-8", "replace")
 
     def wait_log(self, count, timeout=5):
-        deadline = time.time() + timeout
-        while len(self.log_lines) < count and time.time() < deadline:
+        deadline = time.monotonic() + timeout
+        while len(self.log_lines) < count and time.monotonic() < deadline:
             time.sleep(0.02)
         return self.log_lines
 
     def wait_log_line(self, text, timeout=5):
         """The first access-log line holding text, once one came (None if none
         did within timeout): for a server whose log other tests write too."""
-        deadline = time.time() + timeout * SLOWDOWN
-        while time.time() < deadline:
+        deadline = time.monotonic() + timeout * SLOWDOWN
+        while time.monotonic() < deadline:
             found = next((line for line in self.log_lines if text in line), None)
             if found:
                 return found
@@ -260,8 +264,8 @@ class Server:
         with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as s:
             s.sendall(data)
             chunks = []
-            deadline = time.time() + timeout
-            while time.time() < deadline:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
                 try:
                     b = s.recv(65536)
                 except (socket.timeout, ConnectionResetError):
@@ -276,12 +280,12 @@ class Server:
     def alive(self, patience=0):
         """True when the server answers its health check, trying for up to
         patience seconds (closed connections take a moment to be counted out)."""
-        deadline = time.time() + patience
+        deadline = time.monotonic() + patience
         while True:
             try:
                 return self.get("/__folio/health").status == 200
             except OSError:
-                if time.time() >= deadline:
+                if time.monotonic() >= deadline:
                     raise
                 time.sleep(0.1)
 
@@ -300,7 +304,7 @@ class EventStream:
         self.eof = False     # the peer closed
         self.in_body = False
         self.wire = 0
-        deadline = time.time() + timeout
+        deadline = time.monotonic() + timeout
         while b"\r\n\r\n" not in self.raw:
             if not self._recv(deadline):
                 raise AssertionError("no response headers: %r" % self.raw)
@@ -322,7 +326,7 @@ class EventStream:
         return v[0] if v and len(v) == 1 else v
 
     def _recv(self, deadline):
-        left = deadline - time.time()
+        left = deadline - time.monotonic()
         if left <= 0 or self.eof:
             return False
         self.sock.settimeout(left)
@@ -380,7 +384,7 @@ class EventStream:
         return None
 
     def next_event(self, timeout=3.0):
-        deadline = time.time() + timeout
+        deadline = time.monotonic() + timeout
         while True:
             ev = self._pop()
             if ev is not None:
@@ -390,16 +394,16 @@ class EventStream:
 
     def events_within(self, seconds):
         out = []
-        deadline = time.time() + seconds
-        while time.time() < deadline:
-            ev = self.next_event(max(0.0, deadline - time.time()))
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            ev = self.next_event(max(0.0, deadline - time.monotonic()))
             if ev is None:
                 break
             out.append(ev[:2])
         return out
 
     def wait_closed(self, timeout):
-        deadline = time.time() + timeout
+        deadline = time.monotonic() + timeout
         while not self.eof and self._recv(deadline):
             pass
         return self.eof

@@ -69,13 +69,13 @@ class Nginx:
             [NGINX, "-p", t + "/", "-c", os.path.join(t, "nginx.conf"), "-e", self.error_log,
              "-g", "daemon off; pid %s/nginx.pid;" % t],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
-        deadline = time.time() + 10 * SLOWDOWN
+        deadline = time.monotonic() + 10 * SLOWDOWN
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 return self
             except OSError:
-                if self.proc.poll() is not None or time.time() > deadline:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.__exit__()
                     raise RuntimeError("nginx did not start: " + self.errors())
                 time.sleep(0.05)
@@ -135,10 +135,10 @@ class Load:
         return self
 
     def wait_ok(self, count, timeout=30):
-        deadline = time.time() + timeout * SLOWDOWN
+        deadline = time.monotonic() + timeout * SLOWDOWN
         target = self.ok + count
         while self.ok < target:
-            if time.time() > deadline:
+            if time.monotonic() > deadline:
                 raise AssertionError("only %d of %d requests within %ss" % (self.ok, target, timeout))
             time.sleep(0.01)
 

@@ -85,8 +85,8 @@ class LevelSettings(unittest.TestCase):
                 self.assertTrue(self.etag(s, "zstd").endswith('-zs2"'))
             self.write_config(9, 7)
             s.proc.send_signal(signal.SIGHUP)
-            deadline = time.time() + 10
-            while "re-read" not in s.stderr_text and time.time() < deadline:
+            deadline = time.monotonic() + 10
+            while "re-read" not in s.stderr_text and time.monotonic() < deadline:
                 time.sleep(0.05)
             self.assertIn("re-read", s.stderr_text)
             if "br" in built:
@@ -131,8 +131,8 @@ class BestLevelInBackground(unittest.TestCase):
             f.write(data)
 
     def await_etag(self, s, coding, suffix, timeout=60):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             r = s.get("/assets/big.txt", Accept_Encoding=coding)
             if r.getheader("ETag").endswith(suffix):
                 return r
@@ -177,8 +177,8 @@ class BestLevelInBackground(unittest.TestCase):
                 t.join(30)
             for name in names:
                 self.assertTrue(firsts[name].getheader("ETag").endswith('-br5"'), firsts[name].getheader("ETag"))
-            waiting, deadline = set(names), time.time() + 60 * SLOWDOWN
-            while waiting and time.time() < deadline:
+            waiting, deadline = set(names), time.monotonic() + 60 * SLOWDOWN
+            while waiting and time.monotonic() < deadline:
                 for name in sorted(waiting):
                     r = s.get("/assets/" + name, Accept_Encoding="br")
                     if r.getheader("ETag").endswith('-br11"'):
@@ -194,11 +194,11 @@ class BestLevelInBackground(unittest.TestCase):
             self.assertEqual(decode("br", s.get("/assets/big.txt", Accept_Encoding="br").body), v1)
             self.put(v2)  # while v1's brotli 11 is being made
             os.utime(self.path, (time.time() + 5, time.time() + 5))
-            deadline = time.time() + 60
+            deadline = time.monotonic() + 60
             while True:
                 r = s.get("/assets/big.txt", Accept_Encoding="br")
                 self.assertEqual(decode("br", r.body), v2)
-                if r.getheader("ETag").endswith('-br11"') or time.time() > deadline:
+                if r.getheader("ETag").endswith('-br11"') or time.monotonic() > deadline:
                     break
                 time.sleep(0.05)
             self.assertTrue(r.getheader("ETag").endswith('-br11"'), r.getheader("ETag"))
@@ -242,9 +242,9 @@ class CacheTooSmall(unittest.TestCase):
 
     def test_said_once_and_no_best_level_made_to_be_evicted(self):
         with Server(self.root, "--production", "--cache-size", "48K") as s:
-            deadline = time.time() + 30
+            deadline = time.monotonic() + 30
             health = self.rounds(s, 1)
-            while not (health["cache_too_small"] and self.said(s)) and time.time() < deadline:
+            while not (health["cache_too_small"] and self.said(s)) and time.monotonic() < deadline:
                 health = self.rounds(s, 1)
             self.assertTrue(health["cache_too_small"], health)
             self.assertGreaterEqual(health["cache_refaults"], 16)

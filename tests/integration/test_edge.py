@@ -297,8 +297,8 @@ class Fields(ArticleTestCase):
         """The log's length once target's line is in it, so that a line the
         previous test's last request logs late is not counted as ours."""
         self.server.raw(request(target.encode()))
-        deadline = time.time() + 5 * SLOWDOWN
-        while not any(target in line for line in self.server.log_lines) and time.time() < deadline:
+        deadline = time.monotonic() + 5 * SLOWDOWN
+        while not any(target in line for line in self.server.log_lines) and time.monotonic() < deadline:
             time.sleep(0.02)
         return len(self.server.log_lines)
 
@@ -535,8 +535,8 @@ class Workers(unittest.TestCase):
                 hard = resource.prlimit(srv.proc.pid, resource.RLIMIT_NOFILE)[1]
                 resource.prlimit(srv.proc.pid, resource.RLIMIT_NOFILE, (fds + 4, hard))
                 clients = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(12)]
-                deadline = time.time() + 5 * SLOWDOWN
-                while "Too many open files" not in srv.stderr_text and time.time() < deadline:
+                deadline = time.monotonic() + 5 * SLOWDOWN
+                while "Too many open files" not in srv.stderr_text and time.monotonic() < deadline:
                     time.sleep(0.05)
                 self.assertIn("folio: accept: Too many open files", srv.stderr_text)
                 ticks = cpu_ticks(srv.proc.pid)
@@ -758,12 +758,12 @@ class SwappedFolders(unittest.TestCase):
         return os.path.join(self.root, "www", *parts)
 
     def until(self, server, path, expect, timeout=5):
-        deadline = time.time() + timeout * SLOWDOWN
+        deadline = time.monotonic() + timeout * SLOWDOWN
         while True:
             r = server.get(path)
             if (r.status, r.body) == expect or (expect[1] is None and r.status == expect[0]):
                 return
-            if time.time() > deadline:
+            if time.monotonic() > deadline:
                 self.fail("%s: %s %r, not %r" % (path, r.status, r.body[:60], expect))
             time.sleep(0.05)
 
@@ -827,10 +827,10 @@ class Slowloris(ArticleTestCase):
                     hogs.append(s)
                 except OSError:
                     s.close()
-        start = time.time()
+        start = time.monotonic()
         served_at = None
         try:
-            while time.time() - start < 6 * SLOWDOWN:
+            while time.monotonic() - start < 6 * SLOWDOWN:
                 for s in list(hogs):           # a line each turn, for 3 deadlines
                     try:
                         s.sendall(b"X-Slow: 1\r\n")
@@ -839,7 +839,7 @@ class Slowloris(ArticleTestCase):
                 if served_at is None:
                     try:
                         if self.server.raw(request(), timeout=0.4).startswith(b"HTTP/1.1 200"):
-                            served_at = time.time() - start
+                            served_at = time.monotonic() - start
                     except OSError:
                         pass
                 time.sleep(0.1)
@@ -855,8 +855,8 @@ class Slowloris(ArticleTestCase):
         header deadline still runs: one that streams on for ever is cut."""
         with socket.create_connection(("127.0.0.1", self.server.port), timeout=2) as s:
             s.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n")
-            start, ended = time.time(), False
-            while not ended and time.time() - start < 8 * SLOWDOWN:
+            start, ended = time.monotonic(), False
+            while not ended and time.monotonic() - start < 8 * SLOWDOWN:
                 try:
                     s.sendall(b"400\r\n" + b"x" * 0x400 + b"\r\n")
                     ended = s.recv(1, socket.MSG_DONTWAIT) == b""
@@ -866,7 +866,7 @@ class Slowloris(ArticleTestCase):
                     ended = True
                 time.sleep(0.05)
         self.assertTrue(ended, "a never-ending body held its connection")
-        self.assertLess(time.time() - start, 2 + 2.5 * SLOWDOWN)
+        self.assertLess(time.monotonic() - start, 2 + 2.5 * SLOWDOWN)
 
 
 class SlowlorisAtTheCap(ArticleTestCase):
@@ -929,10 +929,10 @@ class BodyLorisAtTheCap(ArticleTestCase):
                 # none is still "arriving" as a head: the cap is full of bodies awaited.
                 self.assertTrue(s.recv(64).startswith(b"HTTP/1.1 100 "))
             for _ in range(3):
-                start = time.time()
+                start = time.monotonic()
                 resp = until_close(self.server.port, request(), timeout=10)
                 self.assertEqual(status_of(resp), 200, resp[:200])
-                self.assertLess(time.time() - start, 2 * SLOWDOWN, "a reader waited for a body loris")
+                self.assertLess(time.monotonic() - start, 2 * SLOWDOWN, "a reader waited for a body loris")
             # A body that does come is still read, and the request answered.
             with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as s:
                 s.sendall(request(headers=b"Host: localhost\r\nContent-Length: 5\r\n", body=b"hello"))
@@ -968,8 +968,8 @@ class SlowResponse(ArticleTestCase):
             s.settimeout(2)
             s.connect(("127.0.0.1", self.server.port))
             s.sendall(request(b"/assets/data/big.bin"))
-            got, start = 0, time.time()
-            while time.time() - start < 9 * SLOWDOWN:
+            got, start = 0, time.monotonic()
+            while time.monotonic() - start < 9 * SLOWDOWN:
                 got += len(s.recv(100))
                 time.sleep(0.2)
             ended = False
@@ -1006,7 +1006,7 @@ class EventStreamCap(ArticleTestCase):
             streams.pop().close()
             # The hub counts a closed stream out when it next writes to it.
             write(os.path.join(self.root, "www", "tiny.css"), "p{color:red}\n")
-            deadline = time.time() + 5 * SLOWDOWN
+            deadline = time.monotonic() + 5 * SLOWDOWN
             n = 0
             while True:  # the hub counts the closed one out on its next writes
                 n += 1
@@ -1016,7 +1016,7 @@ class EventStreamCap(ArticleTestCase):
                     streams.append(again)
                     break
                 again.close()
-                self.assertLess(time.time(), deadline, "a freed slot was never reused")
+                self.assertLess(time.monotonic(), deadline, "a freed slot was never reused")
                 time.sleep(0.1)
         finally:
             for e in streams:

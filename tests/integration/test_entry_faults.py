@@ -409,8 +409,8 @@ class HeldDescriptors(FaultCase):
         return found
 
     def await_none(self, pid, fragment, seconds):
-        deadline = time.time() + seconds
-        while self.held(pid, fragment) and time.time() < deadline:
+        deadline = time.monotonic() + seconds
+        while self.held(pid, fragment) and time.monotonic() < deadline:
             time.sleep(0.05)
         return self.held(pid, fragment)
 
@@ -458,8 +458,8 @@ class HeldDescriptors(FaultCase):
             self.assertGreater(len(r.body), 64 << 10)
             held = len(self.held(srv.proc.pid, "/memfd:folio-body"))
             self.assertGreaterEqual(held, 2)  # the cache's body and the ready entry's dup
-            deadline = time.time() + 2.5  # past two sweeps (one a second)
-            while time.time() < deadline:
+            deadline = time.monotonic() + 2.5  # past two sweeps (one a second)
+            while time.monotonic() < deadline:
                 self.assertEqual(len(self.held(srv.proc.pid, "/memfd:folio-body")), held)
                 time.sleep(0.05)
             with socket.socket() as s:  # a response left mid-way: still no dup of it

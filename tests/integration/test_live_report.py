@@ -24,8 +24,8 @@ PAGE = ("<!doctype html><html lang=en><head><meta charset=utf-8><title>t</title>
 
 def wait_stderr(server, pattern, timeout=3):
     """The first match of pattern in folio's stderr, once it came (None if not in time)."""
-    deadline = time.time() + timeout * SLOWDOWN
-    while time.time() < deadline:
+    deadline = time.monotonic() + timeout * SLOWDOWN
+    while time.monotonic() < deadline:
         m = re.search(pattern, server.stderr_text)
         if m:
             return m

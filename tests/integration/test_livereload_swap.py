@@ -70,16 +70,16 @@ class Swaps:
     def next_event(self, timeout):
         """The next event, past `check` ones (folio check live: what a swap breaks or
         mends in the references is its business, not this test's)."""
-        deadline = time.time() + timeout
+        deadline = time.monotonic() + timeout
         while True:
-            ev = self.stream.next_event(max(0.0, deadline - time.time()))
+            ev = self.stream.next_event(max(0.0, deadline - time.monotonic()))
             if ev is None or ev[0] != "check":
                 return ev
 
     def events_within(self, seconds):
-        out, deadline = [], time.time() + seconds
+        out, deadline = [], time.monotonic() + seconds
         while True:
-            ev = self.next_event(max(0.0, deadline - time.time()))
+            ev = self.next_event(max(0.0, deadline - time.monotonic()))
             if ev is None:
                 return out
             out.append(ev[:2])
@@ -142,8 +142,8 @@ class Swaps:
         self.relink(os.path.join("build", odd))
         self.one_reload()
         self.assertIn(b"<p>v3</p>", self.body("/"))
-        deadline = time.time() + EVENT_WAIT  # stderr is read on its own thread
-        while "watching the folder now at" not in self.server.stderr_text and time.time() < deadline:
+        deadline = time.monotonic() + EVENT_WAIT  # stderr is read on its own thread
+        while "watching the folder now at" not in self.server.stderr_text and time.monotonic() < deadline:
             time.sleep(0.02)
         said = [l for l in self.server.stderr_text.splitlines() if "watching the folder now at" in l]
         self.assertEqual(len(said), 1, self.server.stderr_text)
@@ -256,8 +256,8 @@ class Swaps:
         # A leak grows with the 15 swaps (one planted gave 33 against 18); a walk or
         # a closing connection in progress holds one or two for a moment, which under
         # ASan on a loaded machine can outlast the wait (once: 20 against 19).
-        deadline = time.time() + 5 * SLOWDOWN
-        while len(os.listdir(fd_dir)) > before and time.time() < deadline:
+        deadline = time.monotonic() + 5 * SLOWDOWN
+        while len(os.listdir(fd_dir)) > before and time.monotonic() < deadline:
             time.sleep(0.05)
         self.assertLessEqual(len(os.listdir(fd_dir)), before + 2, "descriptors left behind by swaps")
         self.edits_reach_the_browser(self.p("www"), "v2")

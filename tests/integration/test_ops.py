@@ -31,8 +31,8 @@ def free_port():
 
 
 def wait_for(condition, timeout=10, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         value = condition()
         if value:
             return value

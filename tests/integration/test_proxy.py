@@ -117,8 +117,8 @@ class Nginx:
             [NGINX, "-p", t + "/", "-c", os.path.join(t, "nginx.conf"), "-e", self.error_log,
              "-g", "daemon off; pid %s/nginx.pid; error_log %s info;" % (t, self.error_log)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
-        deadline = time.time() + 10 * SLOWDOWN
-        while time.time() < deadline:
+        deadline = time.monotonic() + 10 * SLOWDOWN
+        while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 self.stderr = self.proc.stderr.read().decode("utf-8", "replace")
                 self.proc = None
@@ -456,10 +456,10 @@ class Through:
                                    ("fragments/live.html", "<p>live v1</p>\n", "fragment"),
                                    ("www/live.css", "h1 { color: green }\n", "css")):
                 time.sleep(0.3)   # apart from the previous save's coalescing window
-                t0 = time.time()
+                t0 = time.monotonic()
                 write(os.path.join(self.root, rel), data)
                 ev = s.next_event(EVENT_WAIT)
-                took = time.time() - t0
+                took = time.monotonic() - t0
                 self.assertIsNotNone(ev, "no %s event through nginx within %ss of saving %s "
                                      "(buffered?): %r" % (typ, EVENT_WAIT, rel, s.body))
                 self.assertEqual(ev[0], typ, ev)
@@ -468,8 +468,8 @@ class Through:
             s.close()
 
     def log_line_for(self, marker, before):
-        deadline = time.time() + 5
-        while time.time() < deadline:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
             lines = [l for l in self.server.log_lines[before:] if marker in l]
             if lines:
                 return lines[0]
