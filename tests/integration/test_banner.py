@@ -18,7 +18,9 @@ import tempfile
 import time
 import unittest
 
-from folio import FOLIO, SLOWDOWN, WRAPPER, main
+from folio import FOLIO, SLOWDOWN, WRAPPER, main, need
+
+ZBARIMG = need("zbarimg", "zbar-tools")
 
 NETNS_ADDR = "10.99.0.1"
 NETNS_SETUP = ("ip link set lo up && ip link add folio0 type veth peer name folio1 && "
@@ -107,7 +109,7 @@ def decode(rows, tmp):
     path = os.path.join(tmp, "code.pgm")
     with open(path, "wb") as f:
         f.write(b"P5\n%d %d\n255\n" % (width, height) + bytes(pixels))
-    r = subprocess.run(["zbarimg", "--raw", "-q", path], capture_output=True, text=True, timeout=30)
+    r = subprocess.run([ZBARIMG, "--raw", "-q", path], capture_output=True, text=True, timeout=30)
     return r.stdout.strip()
 
 

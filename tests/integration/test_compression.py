@@ -13,13 +13,19 @@ import shutil
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from folio import FOLIO, SLOWDOWN, ArticleTestCase, Server, main, make_article  # noqa: E402
+from folio import FOLIO, SLOWDOWN, ArticleTestCase, Server, main, make_article, need  # noqa: E402
 
 
 def built_codings():
     """The codings this binary makes beside gzip, read from what it links."""
     libs = subprocess.run(["ldd", FOLIO], stdout=subprocess.PIPE, text=True).stdout
     return {name for name, lib in (("br", "libbrotlienc"), ("zstd", "libzstd")) if lib in libs}
+
+
+_built = built_codings()
+for _coding, _tool in (("br", "brotli"), ("zstd", "zstd")):
+    if _coding in _built:
+        need(_tool, _tool)  # the tool decodes what folio sent
 
 
 class BytesSaved(ArticleTestCase):

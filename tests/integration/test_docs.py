@@ -17,6 +17,11 @@ import subprocess
 import unicodedata
 import unittest
 
+from folio import need
+
+need("groff", "groff-base")  # the man pages render without a warning
+need("man", "man-db")
+
 FOLIO = os.environ.get("FOLIO_BIN", "build/src/folio")
 REPO = os.environ.get("FOLIO_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
 REPO = os.path.realpath(REPO)

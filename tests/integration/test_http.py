@@ -12,7 +12,7 @@ import threading
 import time
 import unittest
 
-from folio import FOLIO, SLOWDOWN, ArticleTestCase, Server, main, make_article, write
+from folio import FOLIO, SLOWDOWN, ArticleTestCase, Server, main, make_article, need, write
 
 
 def built_codings():
@@ -23,6 +23,9 @@ def built_codings():
 
 
 BUILT = built_codings()
+for _coding, _tool in (("br", "brotli"), ("zstd", "zstd")):
+    if _coding in BUILT:
+        need(_tool, _tool)  # the tool decodes what folio sent
 BEST = "br" if "br" in BUILT else "zstd" if "zstd" in BUILT else "gzip"
 
 AUDIO = "/assets/audio/read%20aloud%2C%20intro.wav"

@@ -1,5 +1,7 @@
 // Launch Debian's Chromium through playwright-core. Never downloads a browser.
 // The default launch() gives every run a fresh temporary profile.
+import fs from 'node:fs';
+import path from 'node:path';
 import { chromium } from 'playwright-core';
 
 export const CHROMIUM_ARGS = [
@@ -12,6 +14,12 @@ export function chromiumPath() {
 }
 
 export async function launchBrowser(opts = {}) {
+  if (!fs.existsSync(chromiumPath())) {
+    // One line naming the package, not playwright's stack trace.
+    console.error(`${path.basename(process.argv[1])}: ${chromiumPath()} is missing: install the Debian `
+      + 'package chromium (`bash .ci/setup --tests` does)');
+    process.exit(1);
+  }
   return chromium.launch({
     executablePath: chromiumPath(),
     args: CHROMIUM_ARGS,
