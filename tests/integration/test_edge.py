@@ -968,13 +968,16 @@ class SlowResponse(ArticleTestCase):
             s.settimeout(2)
             s.connect(("127.0.0.1", self.server.port))
             s.sendall(request(b"/assets/data/big.bin"))
-            got, start = 0, time.monotonic()
-            while time.monotonic() - start < 9 * SLOWDOWN:
-                got += len(s.recv(100))
-                time.sleep(0.2)
-            ended = False
+            got, start, ended = 0, time.monotonic(), False
             try:
-                while True:
+                # Ended meanwhile (SLOWDOWN stretches this past the deadline): a
+                # reset lands below, a close leaves the loop.
+                while not ended and time.monotonic() - start < 9 * SLOWDOWN:
+                    chunk = s.recv(100)
+                    ended = not chunk
+                    got += len(chunk)
+                    time.sleep(0.2)
+                while not ended:
                     chunk = s.recv(1 << 16)
                     if not chunk:
                         ended = True

@@ -202,12 +202,15 @@ class Reload(Fixture):
             self.assertEqual(json.loads(last)["status"], 200)
 
     def test_out_of_memory_keeps_the_previous_settings(self):
-        # host's copy is malloc(178), a size nothing else asks for: it fails there, as under
-        # memory pressure. A SIGHUP that cannot make its settings changes nothing, as a bad file.
+        # A route's prefix is copied by malloc(its length + 2), here 178, a size nothing else
+        # asks for: it fails there, as under memory pressure (malloc itself: a sanitizer's
+        # strdup would not come through the shim). A SIGHUP that cannot make its settings
+        # changes nothing, as a bad file.
         self.write_config("[server]\nproduction = yes\nmax-age = 100\n")
         env = preloaded("FOLIO_FAILING_MALLOC_SHIM", fail_malloc_size=178, fail_malloc_times=1)
         with Server(self.root, env=env) as s:
-            self.write_config("[server]\nproduction = yes\nmax-age = 200\nhost = %s\n" % ("h" * 177))
+            self.write_config("[server]\nproduction = yes\nmax-age = 200\n[routes]\n/%s/ = assets\n"
+                              % ("p" * 175))
             line = self.sighup_line(s, 1)
             self.assertIn("out of memory", line)
             self.assertIn("previous settings", line)
