@@ -8,6 +8,7 @@
 //   node bench/preload.mjs --folio main=build/src/folio --folio "off=build/src/folio --preload-fragments no"
 //   node bench/preload.mjs --servers folio,nginx-hints  # a subset (names as in the table)
 //   node bench/preload.mjs --repeat                # also a second visit in the same profile
+//   node bench/preload.mjs --waterfall             # each load's fragments: asked, first byte, done, filled
 //
 // Articles: "real", the real-shaped one of bench/preload-fixture.mjs (308 KB page, 15
 // fragments of 4 MB raw filled one after another, 100 images), generated in a temporary
@@ -51,6 +52,7 @@ const LINKS = opt('--links', '40/20,100/10').split(',').map((l) => {
 });
 const ONLY = opt('--servers', null)?.split(',');
 const REPEAT = argv.includes('--repeat');
+const WATERFALL = argv.includes('--waterfall');
 const DEFAULT_SERVERS = ['nginx', 'nginx-hints', 'nginx-same'];
 const SETTLE_MS = 3500;
 const STALL_MS = 60e3; // a load not done by then is counted as stalled, not timed
@@ -266,6 +268,28 @@ async function startServers(root, staticRoot, tmp) {
 const PROBE = () => {
   window.__filled = [];
   document.addEventListener('folio:fragment', (e) => window.__filled.push([e.detail.name, performance.now()]));
+  window.__busy = []; // the main thread's long tasks (over 50 ms): [start, duration]
+  new PerformanceObserver((l) => l.getEntries().forEach((e) => window.__busy.push([e.startTime, e.duration])))
+    .observe({ type: 'longtask', buffered: true });
+};
+
+/* In the page: each fragment's request as resource timing saw it and when it was filled, the
+ * long tasks, in ms from navigation; one line per fragment for --waterfall. */
+const WATERFALL_OF = () => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const res = performance.getEntriesByType('resource');
+  const filled = new Map(window.__filled);
+  const r = (x) => Math.round(x);
+  const frags = res.filter((e) => e.name.includes('/fragments/')).map((e) => {
+    const name = e.name.replace(/.*\/fragments\/(.*)\.html$/, '$1');
+    return `    ${name.padEnd(12)} asked ${r(e.startTime)} first byte ${r(e.responseStart)} done ${r(e.responseEnd)} ` +
+      `${e.encodedBodySize} B filled ${r(filled.get(name) ?? NaN)}`;
+  });
+  const after = (t) => r(window.__busy.filter(([s]) => s >= t).reduce((a, [, d]) => a + d, 0));
+  const images = res.filter((e) => e.initiatorType === 'img');
+  return [`    page first byte ${r(nav.responseStart)} done ${r(nav.responseEnd)} DCL ${r(nav.domContentLoadedEventStart)}; ` +
+    `long tasks after DCL ${after(nav.domContentLoadedEventStart)} ms; images ${images.length}, ` +
+    `last done ${r(Math.max(0, ...images.map((e) => e.responseEnd)))}`, ...frags].join('\n');
 };
 
 async function visit(page, cdp, url, article, record) {
@@ -313,6 +337,7 @@ async function visit(page, cdp, url, article, record) {
         images: Math.max(0, ...res.filter((e) => images.includes(new URL(e.name).pathname)).map((e) => e.responseEnd)),
       };
     }, article.images);
+    if (WATERFALL) log(`  ${url}\n` + await page.evaluate(WATERFALL_OF));
     const perFragment = new Map();
     for (const r of requests.values()) {
       if (r.url.includes('/fragments/')) perFragment.set(r.url, (perFragment.get(r.url) || 0) + 1);
