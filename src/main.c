@@ -28,6 +28,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/cpus.h"
+#include "base/io.h"
 #include "base/settings.h"
 #include "serve/health.h"
 #include "serve/http.h"
@@ -387,12 +388,12 @@ static int serve(struct settings *settings, const struct config *boot, struct ro
     }
     /* The article's faults: found before the server starts, said right after
      * its banner (the first line, which scripts read for the port). */
+    struct io_text faults_text;
+    FILE *faults_out = live ? io_text_open(&faults_text) : NULL;
     char *faults = NULL;
-    size_t faults_len = 0;
-    FILE *faults_out = live ? open_memstream(&faults, &faults_len) : NULL;
     if (faults_out) {
         check_live_start(routes, hub, faults_out);
-        fclose(faults_out);
+        faults = io_text_close(&faults_text, faults_out);
     }
     struct preview preview;
     struct http_context ctx = {

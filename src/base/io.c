@@ -1,6 +1,7 @@
 #include "io.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 /* See io.h. */
@@ -18,4 +19,21 @@ bool io_write_all(int fd, const void *data, size_t len)
         off += (size_t)n;
     }
     return true;
+}
+
+/* See io.h. */
+FILE *io_text_open(struct io_text *t)
+{
+    *t = (struct io_text){NULL, 0};
+    return open_memstream(&t->buf, &t->len);
+}
+
+/* See io.h. */
+char *io_text_close(struct io_text *t, FILE *out)
+{
+    if (fclose(out) != 0) {
+        free(t->buf);
+        t->buf = NULL;
+    }
+    return t->buf;
 }

@@ -12,6 +12,7 @@
 
 #include "check/check.h"
 #include "base/escape.h"
+#include "base/io.h"
 #include "check/check_report.h"
 #include "site/routes.h"
 #include "sse.h"
@@ -87,9 +88,8 @@ static size_t check_live_focus(const struct routes *r, const struct watch_batch 
  * what follows "problems": in the event, and what is remembered as sent. */
 static char *check_live_errors(const struct check_report *rep, const char *url, const char **file)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
+    struct io_text text;
+    FILE *out = io_text_open(&text);
     if (out == NULL) {
         return NULL;
     }
@@ -110,7 +110,7 @@ static char *check_live_errors(const struct check_report *rep, const char *url, 
     if (k > CHECK_LIVE_FILE_MAX) {
         fprintf(out, ",\"more\":%zu", k - CHECK_LIVE_FILE_MAX);
     }
-    return fclose(out) == 0 ? buf : (free(buf), NULL);
+    return io_text_close(&text, out);
 }
 
 /* The entry last sent for @url, or NULL. */
@@ -182,9 +182,8 @@ static void check_live_remember(const char *url, const char *file, char *json, c
  * ("message\x1freference\n"), malloc'd; "" when none. */
 static char *check_live_keys(const struct check_report *rep, const char *url)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
+    struct io_text text;
+    FILE *out = io_text_open(&text);
     if (out == NULL) {
         return NULL;
     }
@@ -194,7 +193,7 @@ static char *check_live_keys(const struct check_report *rep, const char *url)
             fprintf(out, "%s\x1f%s\n", p->message, p->reference);
         }
     }
-    return fclose(out) == 0 ? buf : (free(buf), NULL);
+    return io_text_close(&text, out);
 }
 
 /* True when @keys (check_live_keys) holds the line @key (its newline included). */
@@ -330,9 +329,8 @@ static char *check_live_diff_event(const struct routes *r, const struct check_re
                                    size_t nfocus, bool pages, const struct sse_hub *hub,
                                    struct check_live_says *says)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
+    struct io_text text;
+    FILE *out = io_text_open(&text);
     if (out == NULL) {
         return NULL;
     }
@@ -351,11 +349,12 @@ static char *check_live_diff_event(const struct routes *r, const struct check_re
     }
     fputc('}', out);
     pthread_mutex_unlock(&check_live_sent.lock);
-    if (fclose(out) != 0 || changed == 0) {
-        free(buf);
+    char *event = io_text_close(&text, out);
+    if (changed == 0) {
+        free(event);
         return NULL;
     }
-    return buf;
+    return event;
 }
 
 /* check_live_event, adding to @says what the batch broke and fixed. */
@@ -407,26 +406,27 @@ static void check_live_print_says(FILE *out, const char *did, size_t n, const ch
 
 void check_live_batch(const struct routes *r, const struct watch_batch *b, struct sse_hub *hub, FILE *out)
 {
-    char *broke = NULL, *fixed = NULL;
-    size_t broke_len = 0, fixed_len = 0;
+    struct io_text broke, fixed;
     struct check_live_says says = {0};
     if (out != NULL) {
-        says.broke = open_memstream(&broke, &broke_len);
-        says.fixed = open_memstream(&fixed, &fixed_len);
+        says.broke = io_text_open(&broke);
+        says.fixed = io_text_open(&fixed);
     }
     char *event = check_live_run(r, b, hub, &says);
     if (event != NULL) {
         sse_hub_broadcast(hub, "check", event);
     }
     free(event);
-    if (says.broke != NULL && fclose(says.broke) == 0) {
-        check_live_print_says(out, "broke", says.nbroke, broke);
+    char *broke_text = says.broke ? io_text_close(&broke, says.broke) : NULL;
+    char *fixed_text = says.fixed ? io_text_close(&fixed, says.fixed) : NULL;
+    if (broke_text != NULL) {
+        check_live_print_says(out, "broke", says.nbroke, broke_text);
     }
-    if (says.fixed != NULL && fclose(says.fixed) == 0) {
-        check_live_print_says(out, "fixed", says.nfixed, fixed);
+    if (fixed_text != NULL) {
+        check_live_print_says(out, "fixed", says.nfixed, fixed_text);
     }
-    free(broke);
-    free(fixed);
+    free(broke_text);
+    free(fixed_text);
 }
 
 /* Prints @rep's errors, the first CHECK_LIVE_START_SHOWN, then how many more,
@@ -476,9 +476,8 @@ void check_live_start(const struct routes *r, const struct sse_hub *hub, FILE *o
 
 char *check_live_state(const struct sse_hub *hub)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
+    struct io_text text;
+    FILE *out = io_text_open(&text);
     if (out == NULL) {
         return NULL;
     }
@@ -496,5 +495,5 @@ char *check_live_state(const struct sse_hub *hub)
     }
     pthread_mutex_unlock(&check_live_sent.lock);
     fputs("]}", out);
-    return fclose(out) == 0 ? buf : (free(buf), NULL);
+    return io_text_close(&text, out);
 }

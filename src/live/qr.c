@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/io.h"
+
 #if FOLIO_HAVE_QRENCODE
 #include <qrencode.h>
 
@@ -30,9 +32,8 @@ char *qr_terminal(const char *text)
     if (code == NULL) {
         return NULL;
     }
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
+    struct io_text drawing;
+    FILE *out = io_text_open(&drawing);
     if (out == NULL) {
         QRcode_free(code);
         return NULL;
@@ -48,11 +49,7 @@ char *qr_terminal(const char *text)
         fputs("\x1b[0m\n", out);
     }
     QRcode_free(code);
-    if (fclose(out) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return io_text_close(&drawing, out);
 }
 
 #else

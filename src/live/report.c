@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "base/escape.h"
+#include "base/io.h"
 #include "check/check_report.h"
 #include "sse.h"
 
@@ -150,9 +151,8 @@ bool report_form_field(const char *form, const char *name, char *out, size_t siz
 /* A fault as the `fault` event's JSON object, malloc'd; NULL out of memory. */
 static char *report_fault_json(const struct report_fault *f)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
+    struct io_text text;
+    FILE *out = io_text_open(&text);
     if (out == NULL) {
         return NULL;
     }
@@ -165,7 +165,7 @@ static char *report_fault_json(const struct report_fault *f)
     fprintf(out, ",\"line\":%lu,\"column\":%lu,\"device\":", f->line, f->column);
     escape_json_fputs(f->device, out);
     fprintf(out, ",\"count\":%llu}", (unsigned long long)f->count);
-    return fclose(out) == 0 ? buf : (free(buf), NULL);
+    return io_text_close(&text, out);
 }
 
 /* Sends f to the browsers. Called without r->mu: the hub has a lock of its own. */
@@ -424,9 +424,8 @@ void report_destroy(struct report *r)
 
 char *report_faults_json(struct report *r)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
+    struct io_text text;
+    FILE *out = io_text_open(&text);
     if (out == NULL) {
         return NULL;
     }
@@ -439,5 +438,5 @@ char *report_faults_json(struct report *r)
     }
     pthread_mutex_unlock(&r->mu);
     fputc(']', out);
-    return fclose(out) == 0 ? buf : (free(buf), NULL);
+    return io_text_close(&text, out);
 }
