@@ -31,7 +31,7 @@ static void test_hit_and_identity(void **state)
     assert_null(cache_get(c, "/w/b.css", "gzip", &v1)); /* another file */
     assert_null(cache_get(c, "/w/a.css", "gzip", &v2)); /* the file changed: a miss... */
     assert_null(cache_get(c, "/w/a.css", "gzip", &v1)); /* ...which dropped the entry */
-    assert_int_equal(cache_bytes(c), 0);
+    assert_int_equal(cache_stats(c).bytes, 0);
     cache_destroy(c);
 }
 
@@ -55,7 +55,7 @@ static void test_invalidate_path_and_folder(void **state)
     assert_non_null(kept);
     body_unref(kept);
     cache_clear(c);
-    assert_int_equal(cache_bytes(c), 0);
+    assert_int_equal(cache_stats(c).bytes, 0);
     cache_destroy(c);
 }
 
@@ -73,7 +73,7 @@ static void test_budget_evicts_least_recent(void **state)
             body_unref(cache_get(c, "/f0", "gzip", &v1));
         }
     }
-    assert_true(cache_bytes(c) <= 8000);
+    assert_true(cache_stats(c).bytes <= 8000);
     struct body *f0 = cache_get(c, "/f0", "gzip", &v1);
     assert_non_null(f0);
     body_unref(f0);
@@ -191,7 +191,7 @@ static void test_cost_counts_keys_and_overhead(void **state)
         struct body *b = text("x");
         cache_put(c, path, variant, &v1, b, cache_generation(c));
         body_unref(b);
-        assert_true(cache_bytes(c) <= budget);
+        assert_true(cache_stats(c).bytes <= budget);
     }
     for (int i = 0; i < 5000; i++) {
         snprintf(path, sizeof(path), "/w/%d.html", i);
@@ -261,7 +261,7 @@ static void test_replace_same_key(void **state)
     cache_put(c, "/a", "gzip", &v2, b, cache_generation(c));
     body_unref(a);
     body_unref(b);
-    size_t one = cache_bytes(c); /* one entry: its 5 bytes, key and bookkeeping */
+    size_t one = cache_stats(c).bytes; /* one entry: its 5 bytes, key and bookkeeping */
     assert_true(one > 5 && one < 5 + 256);
     struct body *got = cache_get(c, "/a", "gzip", &v2);
     assert_non_null(got);

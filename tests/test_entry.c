@@ -393,8 +393,8 @@ static void test_big_gzip_is_made_once_then_identity(void **state)
         assert_null(strstr(rep.etag, "-gz"));
         entry_rep_release(&rep);
     }
-    assert_true(cache_bytes(small) > 0); /* what it remembers: "identity" */
-    assert_true(cache_bytes(small) <= 512);
+    assert_true(cache_stats(small).bytes > 0); /* what it remembers: "identity" */
+    assert_true(cache_stats(small).bytes <= 512);
     cache_destroy(small);
 }
 
@@ -547,7 +547,7 @@ static void test_made_once_per_version(void **state)
     char *v1 = page_text(8000, "first"), *v2 = page_text(8000, "second");
     put_file(fx, "m.html", v1, strlen(v1), 3000000);
     memset(calls, 0, sizeof(calls));
-    size_t before = cache_bytes(fx->cache);
+    size_t before = cache_stats(fx->cache).bytes;
     char etag[80] = "";
     for (int round = 0; round < 3; round++) {
         struct entry_rep rep;
@@ -573,7 +573,7 @@ static void test_made_once_per_version(void **state)
     for (int e = ENCODING_GZIP; e < ENCODING_COUNT; e++) {
         assert_int_equal(calls[e], compress_available((enum encoding)e));
     }
-    assert_true(cache_bytes(fx->cache) > before + 3 * 100);
+    assert_true(cache_stats(fx->cache).bytes > before + 3 * 100);
     put_file(fx, "m.html", v2, strlen(v2), 3000001);
     struct entry_rep rep;
     assert_true(lookup(fx, &s, "m.html", &f, &rep));

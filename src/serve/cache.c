@@ -431,31 +431,19 @@ void cache_sweep(struct cache *c, bool mark_idle, bool (*drop)(const struct body
     pthread_mutex_unlock(&c->lock);
 }
 
-/* What the entries cost now. */
-size_t cache_bytes(struct cache *c)
-{
-    pthread_mutex_lock(&c->lock);
-    size_t bytes = c->bytes;
-    pthread_mutex_unlock(&c->lock);
-    return bytes;
-}
-
 /* See cache.h. */
 bool cache_too_small(struct cache *c)
 {
-    pthread_mutex_lock(&c->lock);
-    bool small = time(NULL) < c->too_small_until;
-    pthread_mutex_unlock(&c->lock);
-    return small;
+    return cache_stats(c).too_small;
 }
 
 /* See cache.h. */
-uint64_t cache_refaults(struct cache *c)
+struct cache_stats cache_stats(struct cache *c)
 {
     pthread_mutex_lock(&c->lock);
-    uint64_t n = c->refaults;
+    struct cache_stats stats = {c->bytes, time(NULL) < c->too_small_until, c->refaults};
     pthread_mutex_unlock(&c->lock);
-    return n;
+    return stats;
 }
 
 /* Frees the cache; bodies still referenced elsewhere live on. */

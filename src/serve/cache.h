@@ -105,8 +105,6 @@ void cache_invalidate(struct cache *c, const char *path);
 void cache_drop_variants(struct cache *c, const char *path, const char *prefix);
 void cache_clear(struct cache *c);
 
-/* Bytes the entries cost (bodies, keys, bookkeeping), for the health endpoint. */
-size_t cache_bytes(struct cache *c);
 
 /*
  * A cache too small for what is asked thrashes: it evicts a body to make
@@ -125,7 +123,13 @@ size_t cache_bytes(struct cache *c);
 /* Whether the cache is too small for what is asked now (see above). */
 bool cache_too_small(struct cache *c);
 
-/* Entries made again after they were evicted for room, since the start. */
-uint64_t cache_refaults(struct cache *c);
+/* What the health endpoint says of the cache, read at one moment. */
+struct cache_stats {
+    size_t bytes;      /* what the entries cost: bodies, keys, bookkeeping */
+    bool too_small;    /* cache_too_small */
+    uint64_t refaults; /* entries made again after they were evicted for room, since the start */
+};
+
+struct cache_stats cache_stats(struct cache *c);
 
 #endif

@@ -45,14 +45,15 @@ static enum MHD_Result respond_health(struct MHD_Connection *conn, struct exchan
     }
     char json[640 + 2 * URL_PREFIX_MAX], saved[160];
     savings_json(saved, sizeof(saved));
+    struct cache_stats cached = cache_stats(s->cache);
     snprintf(json, sizeof(json),
              "{\"status\":\"ok\",\"version\":\"%s\",\"libmicrohttpd\":\"%s\",\"mode\":\"%s\",\"uptime_s\":%lld,"
              "\"folders_watched\":%zu,\"cache_bytes\":%zu,\"cache_too_small\":%s,\"cache_refaults\":%llu,\"best_levels_made\":%lu,"
              "\"event_stream_connections\":%zu,"
              "\"bytes_saved\":%s,\"base_path\":\"%s\",\"trust_proxy\":%s,\"prefix\":\"%s\"}\n",
              FOLIO_VERSION, MHD_get_version(), ex->config->production ? "production" : "preview",
-             (long long)(time(NULL) - s->started), watched, cache_bytes(s->cache),
-             cache_too_small(s->cache) ? "true" : "false", (unsigned long long)cache_refaults(s->cache),
+             (long long)(time(NULL) - s->started), watched, cached.bytes,
+             cached.too_small ? "true" : "false", (unsigned long long)cached.refaults,
              best_made(s->entries.best), streams, saved,
              ex->config->base_path, ex->config->trust_proxy ? "true" : "false", ex->prefix ? ex->prefix : "");
     struct MHD_Response *resp = response_from_text(json);
