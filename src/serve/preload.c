@@ -58,18 +58,23 @@ const struct route *preload_folder(const struct routes *routes, const struct rou
     return NULL;
 }
 
-/* True when name (len bytes) is spelled the same in a URL by every loader
- * (as written, through encodeURIComponent, by the server's decoding) and
- * names no dotfile (never served, resolve.h). */
+/* True when c is spelled the same in a URL by every loader (as written,
+ * through encodeURIComponent, by the server's decoding). */
+static bool plain_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+}
+
+/* True when name (len bytes) is plain_char's throughout and names no
+ * dotfile (never served, resolve.h). */
 static bool plain_name(const char *name, size_t len)
 {
     if (name[0] == '.') {
         return false;
     }
     for (size_t i = 0; i < len; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-              c == '_' || c == '.')) {
+        if (!plain_char(name[i])) {
             return false;
         }
     }
@@ -88,9 +93,7 @@ static bool plain_path(const char *url, size_t len)
     }
     for (size_t i = 0; i < len; i++) {
         char c = url[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-              c == '_' || c == '.' || c == '/' || c == '~') ||
-            (c == '.' && i + 1 < len && url[i + 1] == '.')) {
+        if (!(plain_char(c) || c == '/' || c == '~') || (c == '.' && i + 1 < len && url[i + 1] == '.')) {
             return false;
         }
     }
