@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -28,6 +30,7 @@
 
 #include "base/body.h"
 #include "serve/cache.h"
+#include "serve/flight.h"
 #include "serve/compress.h"
 #include "live/livereload.h"
 #include "serve/entry.h"
@@ -192,15 +195,20 @@ struct body *__real_compress_body(enum encoding e, const void *data, size_t len,
 struct body *__wrap_compress_body(enum encoding e, const void *data, size_t len, int level);
 static int failing = -1;
 static _Atomic unsigned calls[ENCODING_COUNT];
-/* Set, each encoder call takes 200 ms longer: a burst's requests all reach
- * the cache miss while the first one compresses (a window, not a timing). */
-static bool slow_encoder;
+/* Set to n, an encoder call waits until n other requests wait for its
+ * build (flight.h): a burst's requests all reach the cache miss while the
+ * first one compresses (an event awaited, 10 s at most; not a timing). */
+static atomic_uint burst_waiters;
 
 struct body *__wrap_compress_body(enum encoding e, const void *data, size_t len, int level)
 {
     calls[e]++;
-    if (slow_encoder) {
-        nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
+    struct timespec now, until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 10;
+    while (flight_waiting() < atomic_load(&burst_waiters) && clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
+           now.tv_sec < until.tv_sec) {
+        sched_yield();
     }
     return (int)e == failing ? NULL : __real_compress_body(e, data, len, level);
 }
@@ -631,7 +639,7 @@ static void test_burst_compresses_once(void **state)
     pthread_t threads[BURST];
     struct burst_arg args[BURST];
     memset(calls, 0, sizeof(calls));
-    slow_encoder = true;
+    atomic_store(&burst_waiters, BURST - 1);
     for (int i = 0; i < BURST; i++) {
         args[i] = (struct burst_arg){&b, i};
         assert_int_equal(pthread_create(&threads[i], NULL, burst_request, &args[i]), 0);
@@ -639,6 +647,7 @@ static void test_burst_compresses_once(void **state)
     for (int i = 0; i < BURST; i++) {
         pthread_join(threads[i], NULL);
     }
+    atomic_store(&burst_waiters, 0);
     assert_int_equal(calls[ENCODING_GZIP], 1);
     for (int i = 0; i < BURST; i++) {
         assert_true(b.whole[i]);
@@ -657,7 +666,6 @@ static void test_burst_compresses_once(void **state)
     free(text);
     entry_rep_release(&rep);
     assert_int_equal(calls[ENCODING_GZIP], 2);
-    slow_encoder = false;
     pthread_barrier_destroy(&b.start);
     free(v1);
     free(v2);

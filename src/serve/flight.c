@@ -13,6 +13,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t landed = PTHREAD_COND_INITIALIZER;
 static uint64_t slots[FLIGHT_SLOTS]; /* 0: free */
+static unsigned waiting;             /* in flight_begin's wait */
 
 /* The slot holding name, or -1. Called with lock held. */
 static int slot_of(uint64_t name)
@@ -31,9 +32,11 @@ enum flight flight_begin(uint64_t name)
     assert(name != 0); /* 0 marks a free slot: cache_version_name never gives it */
     pthread_mutex_lock(&lock);
     if (slot_of(name) >= 0) {
+        waiting++;
         while (slot_of(name) >= 0) {
             pthread_cond_wait(&landed, &lock);
         }
+        waiting--;
         pthread_mutex_unlock(&lock);
         return FLIGHT_WAITED;
     }
@@ -56,4 +59,13 @@ void flight_end(uint64_t name)
     }
     pthread_cond_broadcast(&landed);
     pthread_mutex_unlock(&lock);
+}
+
+/* See flight.h. */
+unsigned flight_waiting(void)
+{
+    pthread_mutex_lock(&lock);
+    unsigned n = waiting;
+    pthread_mutex_unlock(&lock);
+    return n;
 }

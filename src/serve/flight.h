@@ -18,3 +18,6 @@ enum flight flight_begin(uint64_t name);
 
 /* Ends the caller's build of name (FLIGHT_LEAD) and wakes those waiting for it. */
 void flight_end(uint64_t name);
+
+/* Threads waiting in flight_begin for a build in progress, for tests. */
+unsigned flight_waiting(void);
