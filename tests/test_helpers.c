@@ -24,12 +24,6 @@ int64_t th_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void th_sleep_ms(unsigned ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 void th_write_file(const char *dir, const char *rel, const char *text)
 {
     char path[512];

@@ -17,9 +17,6 @@
 /* Milliseconds on the monotonic clock. */
 int64_t th_now_ms(void);
 
-/* Sleeps @ms: only to space out writes a test makes, never to wait for a result. */
-void th_sleep_ms(unsigned ms);
-
 /* Writes @text to @dir/@rel, asserting it worked. */
 void th_write_file(const char *dir, const char *rel, const char *text);
 

@@ -148,28 +148,15 @@ static bool read_xs(int fd, size_t *seen, size_t want)
     return true;
 }
 
-/* Waits until @count(hub) is @want, or @ms pass. */
-static bool wait_for(size_t (*count)(struct sse_hub *), struct sse_hub *hub, size_t want, int ms)
-{
-    int64_t end = th_now_ms() + ms;
-    while (count(hub) != want) {
-        if (th_now_ms() > end) {
-            return false;
-        }
-        th_sleep_ms(5);
-    }
-    return true;
-}
-
 static bool wait_count(struct sse_hub *hub, size_t want, int ms)
 {
-    return wait_for(sse_hub_client_count, hub, want, ms);
+    return sse_hub_await(hub, SSE_STREAMING, want, (unsigned)ms);
 }
 
 /* Every one of @want streams has sent what it had and is parked. */
 static bool wait_parked(struct sse_hub *hub, size_t want, int ms)
 {
-    return wait_for(sse_hub_parked_count, hub, want, ms);
+    return sse_hub_await(hub, SSE_PARKED, want, (unsigned)ms);
 }
 
 static void test_headers_and_hello(void **state)

@@ -44,7 +44,7 @@ struct sse_client {
 struct sse_hub {
     pthread_mutex_t mu;
     pthread_cond_t cv;      /* heartbeat wake-up, CLOCK_MONOTONIC */
-    pthread_cond_t idle_cv; /* in_flight reached 0, a client left */
+    pthread_cond_t idle_cv; /* in_flight reached 0; a stream came, left, parked, woke or was dropped */
     pthread_t thread;
     bool thread_started;
     bool stopping;
@@ -111,6 +111,7 @@ static void sse_client_drop(struct sse_client *c)
     c->off = c->len = c->cap = 0;
     c->dropped = true;
     c->hub->ndropped++;
+    pthread_cond_broadcast(&c->hub->idle_cv);
 }
 
 /* Appends to a client's queue, or drops the client when the queue would
@@ -144,6 +145,7 @@ static void sse_client_push(struct sse_client *c, const char *bytes, size_t len)
 static void sse_claim(struct sse_client *c, struct sse_client **list)
 {
     c->suspended = false;
+    pthread_cond_broadcast(&c->hub->idle_cv);
     c->resume_next = *list;
     *list = c;
 }
@@ -209,6 +211,7 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
          * the lock means `suspended` is never seen true before MHD agrees. */
         c->suspended = true;
         MHD_suspend_connection(c->conn);
+        pthread_cond_broadcast(&hub->idle_cv);
         ret = 0;
     }
     pthread_mutex_unlock(&hub->mu);
@@ -485,6 +488,7 @@ struct MHD_Response *sse_hub_attach(struct sse_hub *hub,
     hub->head = c;
     hub->nclients++;
     hub->refs++;
+    pthread_cond_broadcast(&hub->idle_cv);
     pthread_mutex_unlock(&hub->mu);
 
     struct MHD_Response *r = sse_response_create(c);
@@ -532,22 +536,38 @@ bool sse_hub_broadcast(struct sse_hub *hub, const char *event, const char *data)
     return true;
 }
 
-/* See sse_internal.h. */
-size_t sse_hub_parked_count(struct sse_hub *hub)
+/* The streams counted as @what says. Called with hub->mu held. */
+static size_t sse_count_locked(const struct sse_hub *hub, enum sse_count what)
 {
-    pthread_mutex_lock(&hub->mu);
+    if (what == SSE_STREAMING) {
+        return hub->nclients - hub->ndropped;
+    }
     size_t n = 0;
-    for (struct sse_client *c = hub->head; c != NULL; c = c->next) {
+    for (const struct sse_client *c = hub->head; c != NULL; c = c->next) {
         n += c->suspended && !c->dropped;
     }
-    pthread_mutex_unlock(&hub->mu);
     return n;
+}
+
+/* See sse_internal.h. */
+bool sse_hub_await(struct sse_hub *hub, enum sse_count what, size_t want, unsigned ms)
+{
+    struct timespec until;
+    sse_heartbeat_deadline(&until, ms);
+    pthread_mutex_lock(&hub->mu);
+    int rc = 0;
+    while (sse_count_locked(hub, what) != want && rc != ETIMEDOUT) {
+        rc = pthread_cond_timedwait(&hub->idle_cv, &hub->mu, &until);
+    }
+    bool reached = sse_count_locked(hub, what) == want;
+    pthread_mutex_unlock(&hub->mu);
+    return reached;
 }
 
 size_t sse_hub_client_count(struct sse_hub *hub)
 {
     pthread_mutex_lock(&hub->mu);
-    size_t n = hub->nclients - hub->ndropped;
+    size_t n = sse_count_locked(hub, SSE_STREAMING);
     pthread_mutex_unlock(&hub->mu);
     return n;
 }
