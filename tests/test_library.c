@@ -10,6 +10,7 @@
 #include <microhttpd.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -462,26 +463,34 @@ static void test_a_304_and_the_next_response(void **state)
 
 /* ---- the response mutex: one fd-backed response shared by two threads ---- */
 
-/* What the sendfile below saw. Only the responses of the mutex test send
+/* The gate in the sendfile below. Only the responses of the mutex test send
  * from a file, so every call is theirs. */
 static struct {
-    atomic_int slow;          /* the next call sleeps this many ms first (once), as a cold disk would */
-    atomic_llong slow_out_ns; /* CLOCK_MONOTONIC when its sleep ended; 0 before */
-    pthread_mutex_t lock;     /* guards the two below */
-    pthread_cond_t entered;
-    bool slow_in;             /* that call began */
-} sf = {.lock = PTHREAD_MUTEX_INITIALIZER, .entered = PTHREAD_COND_INITIALIZER};
+    pthread_mutex_t lock;
+    pthread_cond_t moved;
+    bool hold;     /* the next call waits at the gate (once) */
+    bool held;     /* that call is at the gate */
+    bool released; /* the test let it go */
+} sf = {.lock = PTHREAD_MUTEX_INITIALIZER, .moved = PTHREAD_COND_INITIALIZER};
 
-static long long now_ns(void)
+/* CLOCK_REALTIME @ms from now, for pthread_cond_timedwait. */
+static struct timespec realtime_in(int ms)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
 }
 
 /* libmicrohttpd's sendfile, interposed (the executable's symbol comes
- * first): the first call after sf.slow is set takes that long, inside the
- * call, so whatever libmicrohttpd holds around it is held that long. */
+ * first): the first call after sf.hold is set waits inside the call until
+ * the test releases it (10 s at most), so whatever libmicrohttpd holds
+ * around it is held until then. */
 ssize_t sendfile64(int out, int in, off64_t *offset, size_t count)
 {
     static ssize_t (*real)(int, int, off64_t *, size_t);
@@ -489,21 +498,47 @@ ssize_t sendfile64(int out, int in, off64_t *offset, size_t count)
         void *next = dlsym(RTLD_NEXT, "sendfile64");
         memcpy(&real, &next, sizeof(real)); /* ISO C has no object-to-function cast */
     }
-    int ms = atomic_exchange(&sf.slow, 0);
-    if (ms > 0) {
-        pthread_mutex_lock(&sf.lock);
-        sf.slow_in = true;
-        pthread_cond_signal(&sf.entered);
-        pthread_mutex_unlock(&sf.lock);
-        usleep((useconds_t)ms * 1000);
-        /* before the bytes go: once A's client has them, this is known */
-        atomic_store(&sf.slow_out_ns, now_ns());
+    pthread_mutex_lock(&sf.lock);
+    if (sf.hold) {
+        sf.hold = false;
+        sf.held = true;
+        pthread_cond_broadcast(&sf.moved);
+        struct timespec until = realtime_in(10000);
+        while (!sf.released && pthread_cond_timedwait(&sf.moved, &sf.lock, &until) == 0) {
+        }
     }
+    pthread_mutex_unlock(&sf.lock);
     return real(out, in, offset, count);
 }
 
+/* Waits (2 s at most) until the held call is at the gate; whether it is. */
+static bool sf_wait_held(void)
+{
+    struct timespec until = realtime_in(2000);
+    pthread_mutex_lock(&sf.lock);
+    while (!sf.held && pthread_cond_timedwait(&sf.moved, &sf.lock, &until) == 0) {
+    }
+    bool held = sf.held;
+    pthread_mutex_unlock(&sf.lock);
+    return held;
+}
+
+/* Sets the gate (hold) or lets the held call go. */
+static void sf_set(bool hold)
+{
+    pthread_mutex_lock(&sf.lock);
+    sf.hold = hold;
+    sf.held = sf.held && !hold;
+    sf.released = !hold;
+    pthread_cond_broadcast(&sf.moved);
+    pthread_mutex_unlock(&sf.lock);
+}
+
+/* How long the shared case waits for a body that must not come while A's
+ * sendfile is held: a bound on a negative, not a window the result needs. */
+#define MUTEX_WAIT_MS 400
+
 #define MUTEX_BODY (1u << 20)
-#define MUTEX_SLOW_MS 400
 
 /* The responses the daemon answers with: shared for every request, or
  * own[i] for the i-th (a response per connection, on its own dup). */
@@ -535,29 +570,34 @@ static int ask(uint16_t port)
     return s;
 }
 
-/* Reads s's header block and the first body byte; CLOCK_MONOTONIC then. */
-static long long first_body_byte(int s)
+/* Reads s up to its first body byte (the header block, then one byte),
+ * waiting @ms at most; true when that byte came. *matched keeps how much
+ * of the blank line was read, so a later call goes on from there. */
+static bool body_byte_within(int s, int *matched, int ms)
 {
-    char buf[4096];
-    size_t got = 0;
-    while (got < sizeof(buf) - 1) {
-        ssize_t n = recv(s, buf + got, 1, 0);
-        assert_true(n == 1);
-        got++;
-        buf[got] = '\0';
-        if (got > 4 && strcmp(buf + got - 4, "\r\n\r\n") == 0) {
-            break;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long left = ms - ((now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000);
+        struct pollfd p = {.fd = s, .events = POLLIN};
+        if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+            return false;
         }
+        char c;
+        assert_int_equal(recv(s, &c, 1, 0), 1);
+        if (*matched == 4) {
+            return true;
+        }
+        *matched = c == "\r\n\r\n"[*matched] ? *matched + 1 : c == '\r';
     }
-    assert_int_equal(recv(s, buf, 1, 0), 1);
-    return now_ns();
 }
 
 /* On a daemon like folio's (a pool of two epoll threads), connection A's
- * first sendfile takes MUTEX_SLOW_MS; B asks while A is inside it, and is
- * accepted by the other thread (A's is asleep). Returns how long before
- * A's slow call returned B's first body byte came (negative: after). */
-static long long second_connection_lead_ns(bool per_connection)
+ * first sendfile is held at the gate; B asks meanwhile and is accepted by
+ * the other thread (A's waits). Whether B's first body byte came within
+ * @ms while A was held; B's body comes once A goes, either way. */
+static bool second_connection_sent_meanwhile(bool per_connection, int ms)
 {
     char path[] = "/tmp/folio-mutex-XXXXXX";
     int fd = mkstemp(path);
@@ -576,52 +616,42 @@ static long long second_connection_lead_ns(bool per_connection)
                                             MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_END);
     assert_non_null(d);
     uint16_t port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
-    sf.slow_in = false;
-    atomic_store(&sf.slow_out_ns, 0);
-    atomic_store(&sf.slow, MUTEX_SLOW_MS);
+    sf_set(true);
     int a = ask(port);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 2;
-    pthread_mutex_lock(&sf.lock);
-    while (!sf.slow_in && pthread_cond_timedwait(&sf.entered, &sf.lock, &until) == 0) {
-    }
-    bool entered = sf.slow_in;
-    pthread_mutex_unlock(&sf.lock);
-    if (!entered) {
+    if (!sf_wait_held()) {
+        sf_set(false);
         fail_msg("libmicrohttpd sent an fd-backed response without sendfile64: see src/serve/ready.c");
     }
-    int b = ask(port); /* while A's thread is asleep: the other one takes it */
-    long long b_first = first_body_byte(b);
-    first_body_byte(a); /* comes after A's slow call: its end is known by then */
-    long long lead = atomic_load(&sf.slow_out_ns) - b_first;
+    int b = ask(port); /* while A's thread waits: the other one takes it */
+    int b_matched = 0, a_matched = 0;
+    bool meanwhile = body_byte_within(b, &b_matched, ms);
+    sf_set(false);
+    assert_true(meanwhile || body_byte_within(b, &b_matched, 10000));
+    assert_true(body_byte_within(a, &a_matched, 10000));
     close(a);
     close(b);
     MHD_stop_daemon(d);
     MHD_destroy_response(fd_answers.shared);
     MHD_destroy_response(fd_answers.own[0]);
     MHD_destroy_response(fd_answers.own[1]);
-    return lead;
+    return meanwhile;
 }
 
 /* libmicrohttpd 0.9.75 holds a file-backed response's mutex across each
  * sendfile of it, so connections on other threads sending the same
  * response wait for it: src/serve/ready.c keeps one 200 per worker thread,
  * each on its own dup, for that reason alone. The control: with a response
- * each, B's body starts while A is still inside its slow sendfile. Should
- * a library stop serialising (the shared case no longer waits), this fails
+ * each, B's body comes while A is held inside its sendfile. Should a
+ * library stop serialising (the shared case no longer waits), this fails
  * and tells us the per-thread 200s can go. */
 static void test_a_shared_file_response_is_sent_one_thread_at_a_time(void **state)
 {
-    long long own = second_connection_lead_ns(true);
-    if (own <= 100 * 1000000LL) { /* B's body came while A slept: the test can tell */
-        fail_msg("with a response each, B's body came %lld ms before A's slow sendfile returned", own / 1000000);
+    if (!second_connection_sent_meanwhile(true, 10000)) {
+        fail_msg("with a response each, B's body did not come (10 s) while A's sendfile was held");
     }
-    long long shared = second_connection_lead_ns(false);
-    if (shared > 0) {
-        fail_msg("a shared fd-backed response was sent by two threads at once (B's body %lld ms "
-                 "before A's sendfile returned): the per-thread 200s of src/serve/ready.c can go",
-                 shared / 1000000);
+    if (second_connection_sent_meanwhile(false, MUTEX_WAIT_MS)) {
+        fail_msg("a shared fd-backed response was sent by two threads at once (B's body came while A's "
+                 "sendfile was held): the per-thread 200s of src/serve/ready.c can go");
     }
 }
 
