@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "live/watch.h"
 
 int64_t th_now_ms(void)
@@ -203,14 +204,7 @@ void th_pass(struct th_rig *t, unsigned ms)
 /* Waits for a real thread's batch, up to @ms of real time. */
 static const struct th_seen_batch *th_await_batch(struct th_rig *r, unsigned ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = clock_deadline(CLOCK_REALTIME, ms);
     pthread_mutex_lock(&r->mu);
     while (r->taken == r->nbatches) {
         if (pthread_cond_timedwait(&r->cv, &r->mu, &until) == ETIMEDOUT) {

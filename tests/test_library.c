@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "serve/library.h"
 
 #define LEN(s) (sizeof(s) - 1) /* string literals may hold NULs */
@@ -473,20 +474,6 @@ static struct {
     bool released; /* the test let it go */
 } sf = {.lock = PTHREAD_MUTEX_INITIALIZER, .moved = PTHREAD_COND_INITIALIZER};
 
-/* CLOCK_REALTIME @ms from now, for pthread_cond_timedwait. */
-static struct timespec realtime_in(int ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
-
 /* libmicrohttpd's sendfile, interposed (the executable's symbol comes
  * first): the first call after sf.hold is set waits inside the call until
  * the test releases it (10 s at most), so whatever libmicrohttpd holds
@@ -503,7 +490,7 @@ ssize_t sendfile64(int out, int in, off64_t *offset, size_t count)
         sf.hold = false;
         sf.held = true;
         pthread_cond_broadcast(&sf.moved);
-        struct timespec until = realtime_in(10000);
+        struct timespec until = clock_deadline(CLOCK_REALTIME, 10000);
         while (!sf.released && pthread_cond_timedwait(&sf.moved, &sf.lock, &until) == 0) {
         }
     }
@@ -514,7 +501,7 @@ ssize_t sendfile64(int out, int in, off64_t *offset, size_t count)
 /* Waits (2 s at most) until the held call is at the gate; whether it is. */
 static bool sf_wait_held(void)
 {
-    struct timespec until = realtime_in(2000);
+    struct timespec until = clock_deadline(CLOCK_REALTIME, 2000);
     pthread_mutex_lock(&sf.lock);
     while (!sf.held && pthread_cond_timedwait(&sf.moved, &sf.lock, &until) == 0) {
     }

@@ -4,18 +4,14 @@
 #include <assert.h>
 #include <time.h>
 
+#include "clock.h"
+
 /* See inflight.h. */
 bool inflight_init(struct inflight *f)
 {
-    pthread_condattr_t attr;
     atomic_init(&f->count, 0);
     atomic_init(&f->waiting, false);
-    if (pthread_condattr_init(&attr) != 0) {
-        return false;
-    }
-    bool made = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 &&
-                pthread_cond_init(&f->none_left, &attr) == 0;
-    pthread_condattr_destroy(&attr);
+    bool made = clock_cond_init(&f->none_left);
     if (made && pthread_mutex_init(&f->lock, NULL) != 0) {
         pthread_cond_destroy(&f->none_left);
         made = false;
@@ -54,14 +50,7 @@ void inflight_leave(struct inflight *f)
 /* See inflight.h. */
 bool inflight_wait(struct inflight *f, unsigned timeout_ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
+    struct timespec until = clock_deadline(CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&f->lock);
     atomic_store(&f->waiting, true);
     int rc = 0;

@@ -25,11 +25,7 @@ static void *ticker_main(void *arg)
     struct ticker *t = arg;
     pthread_mutex_lock(&t->lock);
     while (!t->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)t->interval_ms * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = clock_deadline(CLOCK_MONOTONIC, t->interval_ms);
         pthread_cond_timedwait(&t->wake, &t->lock, &until);
         if (!t->stopping) {
             pthread_mutex_unlock(&t->lock);
@@ -50,11 +46,7 @@ struct ticker *ticker_start(unsigned interval_ms, const struct clock *clock,
         return NULL;
     }
     *t = (struct ticker){.interval_ms = interval_ms ? interval_ms : 1, .clock = clock, .tick = tick, .arg = arg};
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&t->wake, &attr);
-    pthread_condattr_destroy(&attr);
+    clock_cond_init(&t->wake);
     pthread_mutex_init(&t->lock, NULL);
     if (pthread_create(&t->thread, NULL, ticker_main, t) != 0) {
         pthread_cond_destroy(&t->wake);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "check_live.h"
 
 /* Past this many changes waiting, they are checked as an overflow is (the
@@ -110,13 +111,9 @@ struct check_live_worker *check_live_worker_start(const struct routes *r, struct
     cl->routes = r;
     cl->hub = hub;
     cl->out = out;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&cl->lock, NULL);
     pthread_cond_init(&cl->wake, NULL);
-    pthread_cond_init(&cl->checked, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&cl->checked);
     if (pthread_create(&cl->thread, NULL, check_live_worker_run, cl) != 0) {
         pthread_cond_destroy(&cl->wake);
         pthread_cond_destroy(&cl->checked);
@@ -129,11 +126,7 @@ struct check_live_worker *check_live_worker_start(const struct routes *r, struct
 
 void check_live_worker_submit(struct check_live_worker *cl, const struct watch_batch *b, unsigned wait_ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-    until.tv_sec += wait_ms / 1000 + until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
+    struct timespec until = clock_deadline(CLOCK_MONOTONIC, wait_ms);
     pthread_mutex_lock(&cl->lock);
     bool idle = !cl->busy && cl->n == 0 && !cl->overflow;
     check_live_merge(cl, b);

@@ -358,13 +358,7 @@ static void *report_thread(void *arg)
     struct report *r = arg;
     pthread_mutex_lock(&r->mu);
     while (!r->stopping) {
-        struct timespec due;
-        clock_gettime(CLOCK_MONOTONIC, &due);
-        due.tv_nsec += 250 * 1000000L;
-        if (due.tv_nsec >= 1000000000L) {
-            due.tv_sec++;
-            due.tv_nsec -= 1000000000L;
-        }
+        struct timespec due = clock_deadline(CLOCK_MONOTONIC, 250);
         if (pthread_cond_timedwait(&r->cv, &r->mu, &due) != ETIMEDOUT || r->stopping) {
             continue;
         }
@@ -389,12 +383,8 @@ struct report *report_create(struct sse_hub *hub, FILE *out)
     r->out = out;
     r->faults = faults;
     report_make_key(r->key);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&r->cv);
     if (pthread_create(&r->thread, NULL, report_thread, r) != 0) {
         pthread_cond_destroy(&r->cv);
         pthread_mutex_destroy(&r->mu);

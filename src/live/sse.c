@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/clock.h"
 
 struct sse_client {
     struct sse_hub *hub;
@@ -255,17 +256,6 @@ static void sse_client_free(void *cls)
     sse_hub_unref_locked_and_unlock(hub);
 }
 
-static void sse_heartbeat_deadline(struct timespec *ts, unsigned ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* A parked stream whose browser has gone (a closed tab sends FIN) is
  * dropped now, not at the next heartbeat write: MHD does not watch a
  * suspended connection, so nobody else would notice. While `suspended` is
@@ -299,9 +289,8 @@ static void *sse_heartbeat_thread(void *arg)
     static const char ping[] = ": ping\n\n";
     unsigned check_ms = hub->heartbeat_ms < SSE_PEER_CHECK_MS ? hub->heartbeat_ms : SSE_PEER_CHECK_MS;
     unsigned since_ping = 0;
-    struct timespec due;
     pthread_mutex_lock(&hub->mu);
-    sse_heartbeat_deadline(&due, check_ms);
+    struct timespec due = clock_deadline(CLOCK_MONOTONIC, check_ms);
     while (!hub->stopping) {
         int r = pthread_cond_timedwait(&hub->cv, &hub->mu, &due);
         if (hub->stopping) {
@@ -310,7 +299,7 @@ static void *sse_heartbeat_thread(void *arg)
         if (r != ETIMEDOUT) {
             continue; /* spurious */
         }
-        sse_heartbeat_deadline(&due, check_ms);
+        due = clock_deadline(CLOCK_MONOTONIC, check_ms);
         if (hub->closed) {
             continue;
         }
@@ -360,13 +349,9 @@ struct sse_hub *sse_hub_create(unsigned heartbeat_ms, unsigned retry_ms)
     hub->retry_ms = retry_ms ? retry_ms : SSE_RETRY_DEFAULT_MS;
     hub->refs = 1;
     sse_make_instance(hub->instance);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&hub->mu, NULL);
-    pthread_cond_init(&hub->cv, &ca);
-    pthread_cond_init(&hub->idle_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&hub->cv);
+    clock_cond_init(&hub->idle_cv);
     if (pthread_create(&hub->thread, NULL, sse_heartbeat_thread, hub) != 0) {
         pthread_cond_destroy(&hub->cv);
         pthread_cond_destroy(&hub->idle_cv);
@@ -552,8 +537,7 @@ static size_t sse_count_locked(const struct sse_hub *hub, enum sse_count what)
 /* See sse_internal.h. */
 bool sse_hub_await(struct sse_hub *hub, enum sse_count what, size_t want, unsigned ms)
 {
-    struct timespec until;
-    sse_heartbeat_deadline(&until, ms);
+    struct timespec until = clock_deadline(CLOCK_MONOTONIC, ms);
     pthread_mutex_lock(&hub->mu);
     int rc = 0;
     while (sse_count_locked(hub, what) != want && rc != ETIMEDOUT) {
@@ -580,8 +564,7 @@ bool sse_hub_close(struct sse_hub *hub, unsigned wait_ms)
     pthread_mutex_unlock(&hub->mu);
     sse_resume_claimed(hub, list);
 
-    struct timespec until;
-    sse_heartbeat_deadline(&until, wait_ms);
+    struct timespec until = clock_deadline(CLOCK_MONOTONIC, wait_ms);
     pthread_mutex_lock(&hub->mu);
     /* Resumes claimed by a concurrent broadcast must land before the daemon
      * stops: a connection left suspended at MHD_stop_daemon is an API

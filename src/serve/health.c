@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 
 bool health_default_url(const struct config *c, char *url, size_t url_size, char *err,
@@ -157,14 +158,7 @@ int health_check(const char *url, unsigned timeout_ms, char *err, size_t err_siz
                  strncasecmp(url, "https://", 8) == 0 ? " (folio speaks plain HTTP; TLS is a proxy's)" : "");
         return 2;
     }
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000;
-    }
+    struct timespec deadline = clock_deadline(CLOCK_MONOTONIC, timeout_ms);
     int fd = connect_within(&t, &deadline, err, err_size);
     if (fd < 0) {
         return 1;

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/escape.h"
 #include "base/io.h"
@@ -230,13 +231,7 @@ static void gather_lines(void)
         pthread_cond_wait(&ring.wake, &ring.lock);
     }
     ring.idle = false;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += LOG_GATHER_MS * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = clock_deadline(CLOCK_MONOTONIC, LOG_GATHER_MS);
     while (ring.len < RING_EARLY_BYTES && ring.flushers == 0 &&
            pthread_cond_timedwait(&ring.wake, &ring.lock, &until) == 0) {
     }
@@ -281,11 +276,7 @@ static void *writer_main(void *unused)
 /* Starts the writer, once (pthread_once); without it lines stay queued. */
 static void start_writer(void)
 {
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* the gathering window ignores clock steps */
-    pthread_cond_init(&ring.wake, &attr);
-    pthread_condattr_destroy(&attr);
+    clock_cond_init(&ring.wake); /* the gathering window ignores clock steps */
     pthread_t t;
     if (pthread_create(&t, NULL, writer_main, NULL) == 0) {
         pthread_detach(t);
@@ -319,14 +310,7 @@ void log_write(enum log_format format, const struct log_record *r)
 
 bool log_flush(unsigned timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = clock_deadline(CLOCK_REALTIME, timeout_ms);
     pthread_mutex_lock(&ring.lock);
     ring.flushers++;
     if (ring.len > 0) { /* a line came, so the writer runs: if gathering, it writes now */
