@@ -138,28 +138,38 @@ static void test_heads_pending_and_answers(void **state)
     deadline_watch_stop(w);
 }
 
-/* At its share a thread closes the head that has waited longest, never
- * the newcomer nor one being answered. */
-static void test_room_goes_to_the_oldest_head(void **state)
+/* At the limit the request that has been arriving longest is closed, of
+ * any thread, never the newcomer, one being answered, nor one accepted a
+ * moment ago (its request may be on its way). */
+static void test_room_goes_to_the_oldest_arriving(void **state)
 {
     struct deadline_watch *w = deadline_watch_start(0, NULL);
     struct connection *busy = connection_open(w, -1, 0), *old = connection_open(w, -1, 0),
-                      *young = connection_open(w, -1, 0), *c = connection_open(w, -1, 0);
-    busy->head_since_ms = -1; /* its handler runs: being answered */
-    old->head_since_ms = 100;
-    young->head_since_ms = 200;
+                      *young = connection_open(w, -1, 0), *fresh = connection_open(w, -1, 0),
+                      *c = connection_open(w, -1, 0);
+    int64_t now = clock_now_ms();
+    connection_request_whole(busy); /* its handler runs: being answered */
+    deadline_set_arriving(old->deadline, now - 5000);
+    deadline_set_arriving(young->deadline, now - 1000);
+    deadline_set_arriving(fresh->deadline, now); /* its request may be on its way */
     assert_false(connection_make_room(c, false)); /* under the limit */
     assert_true(connection_make_room(c, true));
-    assert_true(old->evicted);
-    assert_false(young->evicted || busy->evicted || c->evicted);
+    assert_true(deadline_was_evicted(old->deadline));
+    assert_false(deadline_was_evicted(young->deadline) || deadline_was_evicted(busy->deadline) ||
+                 deadline_was_evicted(fresh->deadline) || deadline_was_evicted(c->deadline));
     assert_true(connection_make_room(c, true)); /* the next oldest */
-    assert_true(young->evicted);
+    assert_true(deadline_was_evicted(young->deadline));
+    assert_false(connection_make_room(c, true)); /* the fresh one's request may be on its way */
+    assert_false(deadline_was_evicted(fresh->deadline));
+    deadline_set_arriving(fresh->deadline, now - 1000); /* ... it was not: a slowloris too */
+    assert_true(connection_make_room(c, true));
+    assert_true(deadline_was_evicted(fresh->deadline));
     assert_false(connection_make_room(c, true)); /* nothing left to close */
-    connection_request_done(young, true); /* a new wait: no longer the evicted one */
-    assert_false(young->evicted);
+    assert_false(deadline_was_evicted(busy->deadline) || deadline_was_evicted(c->deadline));
     connection_close(w, busy);
     connection_close(w, old);
     connection_close(w, young);
+    connection_close(w, fresh);
     connection_close(w, c);
     deadline_watch_stop(w);
 }
@@ -184,7 +194,7 @@ int main(void)
         cmocka_unit_test(test_waiting_follows_requests),
         cmocka_unit_test(test_answer_and_close_on_a_socket),
         cmocka_unit_test(test_heads_pending_and_answers),
-        cmocka_unit_test(test_room_goes_to_the_oldest_head),
+        cmocka_unit_test(test_room_goes_to_the_oldest_arriving),
         cmocka_unit_test(test_a_line_starting_with_nul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -175,6 +177,20 @@ void acceptor_lost(struct acceptor *a, const char *reason)
 bool acceptor_at_cap(const struct acceptor *a)
 {
     return a && atomic_load(&a->held) >= a->limit;
+}
+
+/* See acceptor.h: a listening socket's tcp_info counts its accept queue
+ * (tcpi_unacked, Linux's sk_ack_backlog). */
+unsigned acceptor_waiting(void *arg)
+{
+    const struct acceptor *a = arg;
+    struct tcp_info info;
+    socklen_t len = sizeof(info);
+    if (!acceptor_at_cap(a) || getsockopt(a->listen_fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_unacked) + sizeof(info.tcpi_unacked)) {
+        return 0;
+    }
+    return info.tcpi_unacked;
 }
 
 /* See acceptor.h. */

@@ -56,6 +56,11 @@ void acceptor_lost(struct acceptor *a, const char *reason);
 /* True when the daemon holds the limit: room is made (connection_make_room). */
 bool acceptor_at_cap(const struct acceptor *a);
 
+/* How many connections wait in the listen backlog for a slot while the
+ * daemon holds the limit (0 below it; no accept). Any thread; the deadline
+ * watcher asks (deadline_set_room). */
+unsigned acceptor_waiting(void *a);
+
 /* The port the socket is bound to (the one picked, for port 0). */
 unsigned acceptor_port(const struct acceptor *a);
 

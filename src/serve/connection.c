@@ -22,7 +22,7 @@ struct connection *connection_open(struct deadline_watch *w, int fd, int64_t hea
     *c = (struct connection){.deadline = deadline_add(w, fd, header_deadline_ms), .watch = w, .fd = fd,
                              .waiting_since_ms = clock_now_ms(), .refusals_at_wait = library_refusals_noted(),
                              .next = open_here};
-    c->head_since_ms = c->waiting_since_ms;
+    deadline_set_arriving(c->deadline, c->waiting_since_ms);
     if (open_here) {
         open_here->prev = c;
     }
@@ -102,7 +102,7 @@ void connection_head_checked(struct connection *c)
 void connection_request_whole(struct connection *c)
 {
     if (c) {
-        c->head_since_ms = -1;
+        deadline_set_arriving(c->deadline, -1);
     }
 }
 
@@ -118,11 +118,10 @@ void connection_request_done(struct connection *c, bool kept_alive)
 {
     if (c) {
         c->waiting_since_ms = kept_alive ? clock_now_ms() : -1;
-        c->head_since_ms = c->waiting_since_ms;
+        deadline_set_arriving(c->deadline, c->waiting_since_ms);
         c->refusals_at_wait = library_refusals_noted();
         c->head_pending = false;
         c->request = NULL;
-        c->evicted = false;
         c->answered = 0;
         c->answered_bytes = 0;
     }

@@ -29,9 +29,6 @@ struct connection {
     bool used;                       /* a request line was read on it */
     bool head_pending;               /* a request line was read, our handler not yet called */
     void *request;                   /* its record (http.c's exchange) from then to its end; else NULL */
-    int64_t head_since_ms;           /* CLOCK_MONOTONIC ms since when a request (head, then body) is
-                                      * arriving; -1: none is (connection_request_whole) */
-    bool evicted;                    /* connection_make_room closed it, for a newer one */
     unsigned answered;               /* the status folio wrote on the socket itself; 0: none */
     size_t answered_bytes;           /* that answer's body length */
     uint64_t sent_before;            /* bytes its earlier responses put on it, derived (progress.h) */

@@ -62,7 +62,7 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
     acceptor_closed(d->acceptor); /* a slot for the next */
     struct connection *c = *socket_context;
     *socket_context = NULL;
-    bool dropped = c && (c->evicted || deadline_was_expired(c->deadline));
+    bool dropped = c && (deadline_was_evicted(c->deadline) || deadline_was_expired(c->deadline));
     unsigned status = dropped ? 0 : connection_take_line_refusal(c);
     bool unread = c && connection_dropped_line(c, clock_now_ms(), d->timeout,
                                                connection_peer_state(c->fd), dropped);

@@ -59,23 +59,8 @@ void connection_unwatch_file(struct connection *c)
     }
 }
 
-/* See connection_deadline.h: the oldest head wins, on this thread's list only. */
+/* See connection_deadline.h: the oldest request arriving, of any thread. */
 bool connection_make_room(const struct connection *c, bool at_cap)
 {
-    if (!at_cap) {
-        return false;
-    }
-    struct connection *oldest = NULL;
-    for (struct connection *o = connection_here(); o; o = o->next) {
-        if (o != c && !o->evicted && o->head_since_ms >= 0 &&
-            (!oldest || o->head_since_ms <= oldest->head_since_ms)) {
-            oldest = o;
-        }
-    }
-    if (!oldest) {
-        return false; /* every other one is being answered: the limit holds */
-    }
-    oldest->evicted = true;
-    shutdown(oldest->fd, SHUT_RDWR);
-    return true;
+    return at_cap && c->deadline && deadline_evict_oldest(c->watch, c->deadline);
 }

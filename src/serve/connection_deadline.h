@@ -46,14 +46,12 @@ void connection_expect_headers(struct MHD_Connection *conn, unsigned header_time
 void connection_unwatch_file(struct connection *c);
 
 /* The daemon holds its limit (at_cap: acceptor_at_cap), c the newest: when
- * one of this thread's others is still waiting for its request (a line, the
- * rest of the fields, or the body a complete head announced; a kept-alive
- * connection waits too),
- * shuts down the one that has waited longest, so a client that sends its
+ * another connection, of any worker thread, is still waiting for its
+ * request (a line, the rest of the fields, or the body a complete head
+ * announced; a kept-alive connection waits too), shuts down the one that
+ * has waited longest (deadline_evict_oldest), so a client that sends its
  * request at once always finds a slot however many slow ones hold the rest
- * (a slowloris). Its socket is shut as the deadline watcher's are:
- * libmicrohttpd sees the end on its next read and closes it, and its close
- * lets the acceptor take the next. False when nothing was closed. */
+ * (a slowloris). False when nothing was closed. */
 bool connection_make_room(const struct connection *c, bool at_cap);
 
 #endif

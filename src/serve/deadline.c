@@ -5,7 +5,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,12 +32,28 @@ struct deadline_entry {
      * -1, and the size it needs; under the watcher's lock. */
     int file_fd;
     uint64_t file_end;
+    struct timespec file_changed; /* its ctime when the response began */
+    uint64_t start_acked;  /* the bytes acknowledged when the response began */
+    uint64_t stall_acked;  /* and at the last look */
+    /* deadline_set_arriving: since when a request has been arriving, -1 for
+     * none; and whether deadline_evict_oldest shut it down for a newer one. */
+    _Atomic int64_t arriving_ms;
+    atomic_bool evicted;
 };
+
+/* How long a connection is fresh for deadline_evict_oldest: a client's
+ * request comes with the handshake's last packet, or just after it, and is
+ * read and handed over at once, unless the machine is busy; a slowloris
+ * holds its connection seconds. A slot the limit keeps for that long is
+ * made at the next look (deadline_set_room). */
+#define EVICT_FRESH_MS 100
 
 struct deadline_watch {
     pthread_mutex_t lock;
     const struct clock *clock; /* NULL: CLOCK_MONOTONIC */
     struct ticker *ticker;     /* NULL: looks are the holder's (deadline_watch_look) */
+    unsigned (*waiting)(void *ctx); /* deadline_set_room: connections waiting for a slot */
+    void *waiting_ctx;
     struct deadline_entry *head;
     atomic_uint_fast64_t expired;
 };
@@ -78,14 +97,35 @@ static void forget_file(struct deadline_entry *e)
     e->file_fd = -1;
 }
 
-/* When the file e's response is sent from is now shorter than it needs,
- * shuts e's socket down (once) and stops watching the file. No reset: the
- * client is reading, and gets every byte the kernel took before the end.
- * Holds the lock. */
+/* True when e's response has stalled on a file changed since it began
+ * (st: the file now): its socket had nothing queued and its client
+ * acknowledged nothing more since the last look, though some of it (its
+ * head). A client that reads slowly leaves bytes queued, a worker that has
+ * not written the head yet (a busy machine) has sent nothing, and a file not
+ * changed never stops a send; this is the library's sendfile that met the
+ * file's end while a rewrite in place had cut it (written again before any
+ * look saw it short), and waits for a writability that never comes
+ * (library.h). Holds the lock. */
+static bool stalled(struct deadline_entry *e, const struct stat *st)
+{
+    uint64_t acked;
+    int queued = 1;
+    uint64_t was = e->stall_acked;
+    bool idle = progress_acked_bytes(e->fd, &acked) && ioctl(e->fd, SIOCOUTQ, &queued) == 0 && queued == 0;
+    e->stall_acked = acked;
+    return idle && acked == was && acked > e->start_acked &&
+           (st->st_ctim.tv_sec != e->file_changed.tv_sec || st->st_ctim.tv_nsec != e->file_changed.tv_nsec);
+}
+
+/* When the file e's response is sent from is now shorter than it needs, or
+ * the send has stalled on it (stalled), shuts e's socket down (once) and
+ * stops watching the file. No reset: the client is reading, and gets every
+ * byte the kernel took before the end. Holds the lock. */
 static void end_if_cut_short(struct deadline_watch *w, struct deadline_entry *e)
 {
     struct stat st;
-    if (e->file_fd < 0 || fstat(e->file_fd, &st) != 0 || (uint64_t)st.st_size >= e->file_end) {
+    if (e->file_fd < 0 || fstat(e->file_fd, &st) != 0 ||
+        ((uint64_t)st.st_size >= e->file_end && !stalled(e, &st))) {
         return;
     }
     forget_file(e);
@@ -119,12 +159,19 @@ static void expire(struct deadline_watch *w, int64_t now)
     }
 }
 
-/* One look at now: every entry past its deadline is expired. */
+static bool evict_locked(struct deadline_watch *w, const struct deadline_entry *newest);
+
+/* One look at now: every entry past its deadline is expired; a connection
+ * waiting for a slot at the limit gets one (deadline_set_room). */
 static void watch_tick(void *arg, int64_t now)
 {
     struct deadline_watch *w = arg;
     pthread_mutex_lock(&w->lock);
     expire(w, now);
+    /* Their own starts could not (all were fresh), or each waits its turn
+     * behind the one before it: a slot for each, at once. */
+    for (unsigned n = w->waiting ? w->waiting(w->waiting_ctx) : 0; n > 0 && evict_locked(w, NULL); n--) {
+    }
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -174,6 +221,7 @@ struct deadline_entry *deadline_add(struct deadline_watch *w, int fd, int64_t de
     }
     e->fd = fd;
     e->file_fd = -1;
+    atomic_store(&e->arriving_ms, -1);
     atomic_store(&e->deadline_ms, deadline_ms);
     pthread_mutex_lock(&w->lock);
     e->next = w->head;
@@ -223,12 +271,118 @@ bool deadline_watch_file(struct deadline_watch *w, struct deadline_entry *e, int
         return false;
     }
     int dup = file_fd >= 0 ? fcntl(file_fd, F_DUPFD_CLOEXEC, 0) : -1;
+    struct stat st;
+    if (dup >= 0 && fstat(dup, &st) != 0) {
+        st.st_ctim = (struct timespec){-1, -1}; /* unknown: any look sees it changed */
+    }
     pthread_mutex_lock(&w->lock);
     forget_file(e);
     e->file_fd = dup;
     e->file_end = end;
+    e->file_changed = dup >= 0 ? st.st_ctim : (struct timespec){0, 0};
+    if (!progress_acked_bytes(e->fd, &e->start_acked)) {
+        e->start_acked = UINT64_MAX; /* unknown: never taken for stalled */
+    }
+    e->stall_acked = UINT64_MAX; /* the first look only notes the count */
     pthread_mutex_unlock(&w->lock);
     return dup >= 0 || file_fd < 0;
+}
+
+/* See deadline.h. */
+void deadline_set_arriving(struct deadline_entry *e, int64_t since_ms)
+{
+    if (e) {
+        atomic_store(&e->arriving_ms, since_ms);
+    }
+}
+
+/* True when a whole request head sits unread in fd's socket: a client that
+ * sent its request at once, accepted in the same turn of its worker as
+ * others and not read yet (a peek: nothing is taken). A head longer than
+ * the peek counts as still arriving. */
+static bool head_unread(int fd)
+{
+    char bytes[4096];
+    ssize_t n = recv(fd, bytes, sizeof(bytes), MSG_PEEK | MSG_DONTWAIT);
+    for (ssize_t i = 1; i < n; i++) {
+        if (bytes[i] == '\n' && (bytes[i - 1] == '\n' || (i > 2 && bytes[i - 1] == '\r' && bytes[i - 2] == '\n'))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The entry whose request has been arriving longest, of those arriving
+ * since after (exclusive: INT64_MIN for all) and before before, newest
+ * aside; NULL when none is. Holds the lock. */
+static struct deadline_entry *oldest_arriving(struct deadline_watch *w, const struct deadline_entry *newest,
+                                              int64_t after, int64_t before)
+{
+    struct deadline_entry *oldest = NULL;
+    for (struct deadline_entry *e = w->head; e; e = e->next) {
+        int64_t since = atomic_load(&e->arriving_ms);
+        if (e != newest && since >= 0 && since > after && since < before && !atomic_load(&e->evicted) &&
+            !atomic_load(&e->expired) && (!oldest || since <= atomic_load(&oldest->arriving_ms))) {
+            oldest = e;
+        }
+    }
+    return oldest;
+}
+
+/* The connection to close for newest: the oldest arriving of those born
+ * before before whose head is not waiting unread (a few peeked at most). */
+static struct deadline_entry *evictable(struct deadline_watch *w, const struct deadline_entry *newest,
+                                        int64_t before)
+{
+    int64_t after = INT64_MIN;
+    for (int tries = 0; tries < 8; tries++) {
+        struct deadline_entry *e = oldest_arriving(w, newest, after, before);
+        if (!e || !head_unread(e->fd)) {
+            return e;
+        }
+        after = atomic_load(&e->arriving_ms); /* about to be read: the next */
+    }
+    return NULL;
+}
+
+/* Closes the connection evictable finds for newest (NULL: none is new).
+ * One accepted a moment ago whose request has not come in yet (it comes
+ * with or just after the handshake's last packet) is likelier a client about
+ * to send it than a slowloris, so only those that have waited
+ * EVICT_FRESH_MS may go: when none has, the slot waits for the next look
+ * (deadline_set_room). Holds the lock. */
+static bool evict_locked(struct deadline_watch *w, const struct deadline_entry *newest)
+{
+    struct deadline_entry *e = evictable(w, newest, clock_read(w->clock) - EVICT_FRESH_MS);
+    if (e) {
+        atomic_store(&e->evicted, true); /* before: the close may follow at once */
+        shutdown(e->fd, SHUT_RDWR);
+    }
+    return e != NULL;
+}
+
+/* See deadline.h. */
+bool deadline_evict_oldest(struct deadline_watch *w, const struct deadline_entry *newest)
+{
+    pthread_mutex_lock(&w->lock);
+    bool closed = evict_locked(w, newest);
+    pthread_mutex_unlock(&w->lock);
+    return closed;
+}
+
+/* See deadline.h. */
+void deadline_set_room(struct deadline_watch *w, unsigned (*waiting)(void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&w->lock);
+    w->waiting = waiting;
+    w->waiting_ctx = ctx;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* See deadline.h. */
+bool deadline_was_evicted(const struct deadline_entry *e)
+{
+    return e && atomic_load(&((struct deadline_entry *)e)->evicted);
 }
 
 bool deadline_was_expired(const struct deadline_entry *e)

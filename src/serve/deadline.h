@@ -57,13 +57,45 @@ void deadline_set_floor(struct deadline_watch *w, struct deadline_entry *e, uint
  * end, the offset just past the response's last byte: a file truncated
  * while it is sent can never be sent whole, and libmicrohttpd's
  * sendfile (library.h), meeting the new end, sends nothing and waits for a
- * writability that never comes (nginx: "file was truncated"). The socket
- * is shut down as a deadline's is, but without the reset: the client gets
- * what the kernel took, then the end. Replaces any file e watched before;
+ * writability that never comes (nginx: "file was truncated"). A file cut
+ * and written again between two looks (a rewrite in place) leaves that
+ * wait behind too, with no short file to see: so the send is also ended
+ * once its socket has had nothing queued and its client has acknowledged
+ * nothing more for two looks in a row, after some of the response (a slow
+ * reader leaves bytes queued; a worker kept waiting has sent nothing). The
+ * socket is shut down as a deadline's is, but without the reset: the client
+ * gets what the kernel took, then the end. Replaces any file e watched before;
  * file_fd -1 stops watching (call that when the response is done). One
  * fstat a look while it watches. False when the dup fails (no watch).
  * Accepts a NULL e. */
 bool deadline_watch_file(struct deadline_watch *w, struct deadline_entry *e, int file_fd, uint64_t end);
+
+/* Since when e's connection has been waiting for a request still arriving
+ * (its line, its fields, the body it announced: connection.h), on
+ * clock_now_ms(); -1 when none is. Lock-free; accepts NULL. */
+void deadline_set_arriving(struct deadline_entry *e, int64_t since_ms);
+
+/* At the connection limit, for newest (a connection just started): shuts
+ * down the socket of the connection, of any worker thread, whose request
+ * has been arriving longest (a slowloris, of a head or of a body), so a
+ * client that sends its request at once always finds a slot. One whose
+ * whole head already waits unread in its socket (a client just accepted,
+ * not yet read), or that was accepted a moment ago (its request may be on
+ * its way), is not the one. libmicrohttpd sees the end on its next read and
+ * closes it; its close lets the acceptor take the next. False when none
+ * may be closed. */
+bool deadline_evict_oldest(struct deadline_watch *w, const struct deadline_entry *newest);
+
+/* Has each look ask waiting(ctx) how many connections wait for a slot at
+ * the limit (acceptor_waiting), and then close as many as
+ * deadline_evict_oldest would: a connection's start finds none to close
+ * while every request arriving is a moment old, and those queued behind it
+ * would each wait for the one before. NULL stops asking (before whatever ctx
+ * is goes). */
+void deadline_set_room(struct deadline_watch *w, unsigned (*waiting)(void *ctx), void *ctx);
+
+/* True when deadline_evict_oldest shut e's socket down. Accepts NULL. */
+bool deadline_was_evicted(const struct deadline_entry *e);
 
 /* True when the watcher shut e's socket down after the last deadline_set. */
 bool deadline_was_expired(const struct deadline_entry *e);

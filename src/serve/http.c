@@ -312,7 +312,9 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
         MHD_OPTION_EXTERNAL_LOGGER, connection_on_mhd_message, &s->conns,
         MHD_OPTION_END);
     connection_daemon_started(&s->conns);
+    deadline_set_room(s->conns.deadlines, acceptor_waiting, s->acceptor);
     if (!d || !acceptor_start(s->acceptor, d)) {
+        deadline_set_room(s->conns.deadlines, NULL, NULL);
         snprintf(err, err_size, "cannot listen on %s port %u: %s", c->host, c->port,
                  s->conns.start_error[0] ? s->conns.start_error : "libmicrohttpd refused to start");
         if (d) {
@@ -354,8 +356,10 @@ static struct http_server *start_with(const struct http_context *ctx, const stru
         return NULL;
     }
     s->ctx = *ctx;
-    /* Deadlines are seconds; a look four times a second is precise enough. */
-    struct deadline_watch *deadlines = deadline_watch_start(c->header_timeout > 1 ? 250 : 100, NULL);
+    /* Deadlines are seconds, but a send stalled on a file rewritten in place
+     * (deadline.h) is seen from one look to the next: ten a second end it
+     * well within a second. */
+    struct deadline_watch *deadlines = deadline_watch_start(100, NULL);
     if (!deadlines) {
         snprintf(err, err_size, "cannot start the deadline watcher");
         inflight_finish(&s->requests);
@@ -414,6 +418,7 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     if (!inflight_wait(&s->requests, grace_s * 1000)) {
         deadline_expire_all(s->conns.deadlines); /* the grace is over: what is left is reset now */
     }
+    deadline_set_room(s->conns.deadlines, NULL, NULL); /* it asks the acceptor: before it goes */
     acceptor_stop(s->acceptor); /* it adds to the daemon: first */
     MHD_stop_daemon(s->daemon);
     acceptor_destroy(s->acceptor); /* the daemon's closes count down in it: after */

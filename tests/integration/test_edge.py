@@ -17,6 +17,7 @@ import unittest
 
 from folio import (FOLIO, SLOWDOWN, WRAPPER, ArticleTestCase, EventStream, Server, cpu_ticks, die_with_parent,
                    main, make_article, preloaded, status_of, write)
+from hostile_load import body_lorises, readers, rewriter
 
 
 def request(target=b"/tiny.css", method=b"GET", headers=b"Host: localhost\r\n", version=b"HTTP/1.1", body=b""):
@@ -941,6 +942,46 @@ class BodyLorisAtTheCap(ArticleTestCase):
             for s in hogs:
                 s.close()
         self.assertTrue(self.server.alive(patience=2))
+
+
+class HostileMix(unittest.TestCase):
+    """Issue 36's two attacks below the connection layer at once, for ten seconds:
+    reconnecting body lorises (a complete head announcing a body that never comes) holding
+    the connection cap, and a writer rewriting files in place (truncate, then write) while
+    they are sent by sendfile, whole and by Range. Readers asking all along get every
+    request answered, none silent past a second (SLOWDOWN's under a sanitizer); the file
+    nobody rewrites comes whole."""
+
+    def test_lorises_and_a_rewriter_at_once_for_ten_seconds(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = make_article(os.path.join(tmp, "article"))
+            paths = [os.path.join(root, "assets", "forty.bin"), os.path.join(root, "assets", "big.bin")]
+            write(paths[0], os.urandom(40 << 10))  # sent by sendfile
+            write(paths[1], os.urandom(1 << 20))   # and ranges of it
+            with Server(root, "--connection-limit", "24", "--per-ip-limit", "8", "--threads", "2",
+                        "--header-timeout", "30", "--timeout", "30", "--quiet",
+                        env=preloaded("FOLIO_SNDBUF_SHIM", sndbuf=4096)) as srv:  # a body stays in its file
+                until = time.monotonic() + 10
+                loris = body_lorises(srv.port, until, ["127.0.0.%d" % i for i in range(2, 6)], keep=32)
+                writer = rewriter(paths, until)
+                results = readers(srv.port, until, [
+                    request(), request(b"/assets/forty.bin"),
+                    request(b"/assets/big.bin", headers=b"Host: localhost\r\nRange: bytes=100000-140000\r\n"),
+                    request(b"/assets/big.bin", headers=b"Host: localhost\r\nRange: bytes=500000-\r\n"),
+                ], threads=4, silence=SLOWDOWN)
+                loris.join(30)
+                writer.join(30)
+                self.assertTrue(srv.alive())
+        self.assertGreater(len(results), 20, "too few requests for ten seconds")
+        for req, status, got, length, longest, ended_by in results:
+            line = req.split(b"\r\n")[0]
+            # A file found empty is 200 of nothing, a range past its end 416: answers all.
+            self.assertIn(status, (200, 206, 416), line)
+            self.assertLess(longest, 1.0 * SLOWDOWN, "%s: silent %.2f s, then %s (of %d bytes, %s)" %
+                            (line, longest, ended_by, got, length))
+            self.assertLessEqual(got, length if length is not None else got, line)
+            if b"tiny.css" in line:
+                self.assertEqual(got, length, line)  # whole: nobody rewrites it
 
 
 class SlowResponse(ArticleTestCase):
