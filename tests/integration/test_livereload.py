@@ -5,6 +5,7 @@ that turn it all off, and many open streams not starving normal requests.
 Standard library only. Every wait is bounded."""
 import gzip
 import http.client
+import json
 import os
 import shutil
 import signal
@@ -322,8 +323,10 @@ def big_page(n, letter="b"):
 
 class SlowCheckTest(LiveReloadTestCase):
     """The live check of a big page runs beside the reloads, never before them: the page's
-    own event goes out at once, a stylesheet saved while the check runs is swapped within
-    100 ms (it waited for the whole check), and the check's event follows when it is done."""
+    own event goes out at once, a stylesheet saved while the check runs is swapped while
+    it still runs (before the check's event: the check takes seconds here), and the check's
+    event follows when it is done. (How soon the swap comes is measured, not asserted
+    here: 30-75 ms during a check on a loaded 2-core box, issue 36.)"""
 
     def test_a_stylesheet_saved_during_a_check_is_not_held(self):
         stream = EventStream(self.server.port)
@@ -334,7 +337,10 @@ class SlowCheckTest(LiveReloadTestCase):
             write(self.path("www/big.html"), big_page(2000))
             while stream.next_event(60 * SLOWDOWN)[0] != "check":
                 pass
-            write(self.path("www/big.html"), big_page(2000, "c"))  # 2,000 other misses
+            # Misses enough for a check of seconds in every build (their "did you mean"s:
+            # 20,000 take ~1.3 s here, a sanitizer's or valgrind's fewer as long).
+            misses = 20000 // SLOWDOWN
+            write(self.path("www/big.html"), big_page(misses, "c"))
             first = stream.next_event(EVENT_WAIT * SLOWDOWN)
             self.assertEqual(first[:2], ("page", "/big.html"), "the page's event waited for its check")
             saved = time.monotonic()
@@ -343,18 +349,18 @@ class SlowCheckTest(LiveReloadTestCase):
             while not seen or seen[-1][:2] != ("css", "/style.css"):
                 ev = stream.next_event(EVENT_WAIT * SLOWDOWN)
                 self.assertIsNotNone(ev, "no css event; before it: %r" % [e[:1] for e in seen])
+                self.assertNotEqual(ev[0], "check", "the stylesheet's event waited for the check")
                 seen.append(ev)
             swapped = time.monotonic() - saved
-            self.assertLess(swapped, 0.1 * SLOWDOWN, "the stylesheet waited %.0f ms" % (swapped * 1000))
-            # And the check's own event: the page's 2,000 misses, each with its "did you mean".
+            self.assertLess(swapped, 2.0 * SLOWDOWN, "the stylesheet waited %.0f ms" % (swapped * 1000))
+            # And the check's own event: the page's misses, each with its "did you mean".
             while not any(e[0] == "check" for e in seen):
-                ev = stream.next_event(30 * SLOWDOWN)
+                ev = stream.next_event(60 * SLOWDOWN)
                 self.assertIsNotNone(ev, "no check event")
                 seen.append(ev)
-            import json
             (checked,) = json.loads(next(e for e in seen if e[0] == "check")[1])["files"]
             self.assertEqual(checked["file"], "www/big.html")
-            self.assertEqual(len(checked["problems"]) + checked.get("more", 0), 2000)
+            self.assertEqual(len(checked["problems"]) + checked.get("more", 0), misses)
             self.assertIn('did you mean "a00000"?', checked["problems"][0]["message"])
         finally:
             stream.close()
