@@ -168,7 +168,7 @@ class Server:
             preexec_fn=die_with_parent)
         # The banner is folio's stderr line with the URL (stdout is the access
         # log's alone); lines before it (notes) stay in stderr_text.
-        deadline = time.monotonic() + (60 if WRAPPER else 10)
+        deadline = time.monotonic() + (60 if WRAPPER else 10 * SLOWDOWN)
         line, before = "", ""
         while time.monotonic() < deadline and "http://127.0.0.1:" not in line:
             before += line
@@ -227,13 +227,14 @@ class Server:
         return None
 
     def stop(self, sig=signal.SIGTERM, timeout=15):
+        """Signals folio and waits timeout seconds (SLOWDOWN times) for its exit status."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
-            code = self.proc.wait(timeout)
+            code = self.proc.wait(timeout * SLOWDOWN)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            raise AssertionError("folio did not stop within %ss of %s" % (timeout, sig))
+            raise AssertionError("folio did not stop within %ss of %s" % (timeout * SLOWDOWN, sig))
         self._reader.join(2)
         self._err_reader.join(2)
         return code

@@ -13,7 +13,7 @@ import shutil
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from folio import FOLIO, SLOWDOWN, ArticleTestCase, Server, main, make_article, need  # noqa: E402
+from folio import FOLIO, SLOWDOWN, ArticleTestCase, Server, cpu_ticks, main, make_article, need  # noqa: E402
 
 
 def built_codings():
@@ -217,6 +217,38 @@ class BestLevelInBackground(unittest.TestCase):
             self.assertTrue(r.getheader("ETag").endswith('-br5"'), r.getheader("ETag"))
         finally:
             self.assertEqual(s.stop(timeout=8), 0)  # within the grace, not after the brotli
+
+    def test_a_stop_waits_for_one_step_of_a_best_level_at_most(self):
+        # brotli 11 checks the stop between steps, but encodes a whole input block in one:
+        # 240 KiB used to be one step of ~0.7 s of CPU (its 256 KiB blocks), so a SIGTERM
+        # during it waited that long (seconds on a busy box, and past the tests' patience
+        # under valgrind); in 64 KiB blocks a step is ~0.2 s. Measured in CPU time, which a
+        # busy machine does not stretch: folio's, from the signal to its exit.
+        self.assertIn("br", built_codings())  # Debian's build has it: the point of the test
+        self.put(text("term", 240 << 10))  # past br 11's 128 KiB tier: br 5 first, 11 behind
+        s = Server(self.root, "--production").__enter__()
+        try:
+            r = s.get("/assets/big.txt", Accept_Encoding="br")
+            self.assertTrue(r.getheader("ETag").endswith('-br5"'), r.getheader("ETag"))
+            # The best level is being made once folio, idle otherwise, spends CPU.
+            idle, deadline = cpu_ticks(s.proc.pid), time.monotonic() + 10 * SLOWDOWN
+            while cpu_ticks(s.proc.pid) < idle + 3 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            before = cpu_ticks(s.proc.pid) / os.sysconf("SC_CLK_TCK")
+            s.proc.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 30 * SLOWDOWN
+            while time.monotonic() < deadline:
+                pid, status, usage = os.wait4(s.proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                time.sleep(0.01)
+            self.assertTrue(pid, "folio did not stop")
+            s.proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: stop() need not
+            self.assertEqual(s.proc.returncode, 0)
+            spent = usage.ru_utime + usage.ru_stime - before
+            self.assertLess(spent, 0.35 * SLOWDOWN, "%.2f s of CPU between SIGTERM and exit" % spent)
+        finally:
+            s.stop()
 
 
 class CacheTooSmall(unittest.TestCase):
