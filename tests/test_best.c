@@ -3,6 +3,7 @@
 #include "cmocka_prelude.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +20,8 @@ static struct {
     pthread_cond_t moved;
     int entered, allowed;
     bool failing;
-} gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, false};
+    const atomic_bool *stop; /* the worker's, as the last call saw it */
+} gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, false, NULL};
 
 struct body *__wrap_compress_body_until(enum encoding e, const void *data, size_t len, int level,
                                         const atomic_bool *stop);
@@ -30,6 +32,7 @@ struct body *__wrap_compress_body_until(enum encoding e, const void *data, size_
     (void)level;
     pthread_mutex_lock(&gate.lock);
     int me = ++gate.entered;
+    gate.stop = stop;
     pthread_cond_broadcast(&gate.moved);
     while (me > gate.allowed) {
         pthread_cond_wait(&gate.moved, &gate.lock);
@@ -70,6 +73,7 @@ static void gate_reset(bool failing)
     pthread_mutex_lock(&gate.lock);
     gate.entered = gate.allowed = 0;
     gate.failing = failing;
+    gate.stop = NULL;
     pthread_mutex_unlock(&gate.lock);
 }
 
@@ -199,6 +203,43 @@ static void test_the_queue_is_bounded(void **state)
     assert_int_equal(best_state(fx->cache, "/0.js", "br:11", &fx->id), BEST_LANDED);
 }
 
+static void *stop_best(void *best)
+{
+    best_stop(best);
+    return NULL;
+}
+
+/* Stopping drops the queued jobs, and the one in progress gives up (the
+ * encoder sees the stop) leaving nothing: not even "tried", so the next
+ * run of folio makes it. Every job's bytes are let go. */
+static void test_stop_drops_the_queue(void **state)
+{
+    struct fixture *fx = *state;
+    assert_true(queue(fx, "/held.js"));
+    assert_true(queue(fx, "/next.js"));
+    assert_true(queue(fx, "/last.js"));
+    gate_wait_entered(1);
+    pthread_mutex_lock(&gate.lock);
+    const atomic_bool *stop = gate.stop;
+    pthread_mutex_unlock(&gate.lock);
+    pthread_t stopper;
+    assert_int_equal(pthread_create(&stopper, NULL, stop_best, fx->best), 0);
+    struct timespec now, until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 10;
+    while (!atomic_load(stop) && clock_gettime(CLOCK_MONOTONIC, &now) == 0 && now.tv_sec < until.tv_sec) {
+        sched_yield(); /* until best_stop has said stop: an event awaited, 10 s at most */
+    }
+    assert_true(atomic_load(stop));
+    gate_allow(1000);
+    pthread_join(stopper, NULL);
+    fx->best = NULL; /* stopped and freed */
+    assert_int_equal(gate.entered, 1); /* the queued jobs never ran */
+    assert_int_equal(best_state(fx->cache, "/held.js", "br:11", &fx->id), BEST_ABSENT);
+    assert_int_equal(best_state(fx->cache, "/next.js", "br:11", &fx->id), BEST_ABSENT);
+    assert_int_equal(atomic_load(&fx->plain->refs), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +247,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_failed_job_is_tried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_job_is_queued_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_the_queue_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_drops_the_queue, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
