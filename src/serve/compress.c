@@ -104,6 +104,19 @@ static size_t encode(enum encoding e, const void *data, size_t len, int level, s
 #define STEP_BYTES (64u << 10)
 
 #if FOLIO_HAVE_BROTLI
+/* The smallest brotli window that holds all of len (2^bits - 16 bytes): a
+ * bigger one finds nothing more, and the streaming encoder sizes its
+ * quality 10-11 match finder by the window, not the input (8 bytes a
+ * position: 128 MiB at 24 bits, whatever the file). */
+static int window_bits(size_t len)
+{
+    int bits = BROTLI_MIN_WINDOW_BITS;
+    while (bits < BROTLI_MAX_WINDOW_BITS && ((size_t)1 << bits) - 16 < len) {
+        bits++;
+    }
+    return bits;
+}
+
 /* encode's brotli in steps, checking stop between them; 0 when stopped. */
 static size_t brotli_steps(const uint8_t *in, size_t len, int level, struct body *out,
                            const atomic_bool *stop)
@@ -113,7 +126,7 @@ static size_t brotli_steps(const uint8_t *in, size_t len, int level, struct body
         return 0;
     }
     BrotliEncoderSetParameter(s, BROTLI_PARAM_QUALITY, (uint32_t)level);
-    BrotliEncoderSetParameter(s, BROTLI_PARAM_LGWIN, BROTLI_MAX_WINDOW_BITS);
+    BrotliEncoderSetParameter(s, BROTLI_PARAM_LGWIN, (uint32_t)window_bits(len));
     /* Brotli encodes a whole input block in the call that completes it, however
      * little that call feeds: its block, not STEP_BYTES, is the work between two
      * looks at stop. Quality 10 and 11 default to 256 KiB blocks; the smallest
