@@ -15,8 +15,13 @@ answers on /var/run/docker.sock it is used as it is; otherwise a private one is
 started (data root in the cache, so image layers stay warm between runs; exec
 root, socket and pid file in a scratch folder) and, at the end, stopped by its
 PID, with what dockerd leaves behind removed: /etc/docker/key.json,
-/var/run/docker*, the docker0 and br-* bridges, the iptables rules, and
-ip_forward, each only if it was not there before.
+/var/run/docker*, the docker0 and br-* bridges, the iptables rules,
+ip_forward and its bind mount of the data root, each only if it was not
+there before. What was there before is
+kept in the cache (engine.before.json) while the engine runs: a run killed
+outright (SIGKILL, a session's end) cannot clean up, so the next one stops
+what it left (its dockerd, by the PID it wrote) and restores that state,
+not the leftovers it would otherwise take for the machine's own.
 
 As a library: `with Engine(bases=("trixie",)) as engine: engine.docker("ps")`;
 `engine.image("trixie", packages)` for an image with packages in it.
@@ -28,6 +33,7 @@ CMD's status.
 
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -102,6 +108,13 @@ def _need(program, package):
     if not (os.access(program, os.X_OK) if os.path.isabs(program) else shutil.which(program)):
         raise SystemExit("engine: %s is missing: install the Debian package %s "
                          "(`bash .ci/setup --tests` does)" % (program, package))
+
+
+def _mounted(path):
+    """Whether something is mounted on path (a bind mount of a folder on its
+    own file system included, which os.path.ismount does not see)."""
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == path for line in f)
 
 
 def _links():
@@ -255,18 +268,23 @@ class Engine:
         # and the iptables chains. A second run waits for the first.
         self.lock = open(os.path.join(self.cache, "engine.lock"), "w")
         fcntl.flock(self.lock, fcntl.LOCK_EX)
-        self.before = {
-            "links": _links(),
+        # Short paths: containerd's sockets go under the exec root (108-byte limit).
+        self.scratch = tempfile.mkdtemp(prefix="folio-dockerd-", dir="/tmp")
+        self.before = self._killed_run() or {
+            "links": sorted(_links()),
             "key": os.path.exists("/etc/docker/key.json"),
             "etc": os.path.exists("/etc/docker"),
-            "run": {p for p in ("/var/run/docker", "/var/run/docker.pid", "/var/run/docker.sock")
-                    if os.path.lexists(p)},
+            "run": sorted(p for p in ("/var/run/docker", "/var/run/docker.pid", "/var/run/docker.sock")
+                          if os.path.lexists(p)),
             "iptables": _iptables_save("iptables-save"),
             "ip6tables": _iptables_save("ip6tables-save"),
             "forward": open("/proc/sys/net/ipv4/ip_forward").read(),
+            "data_root_mounted": _mounted(os.path.join(self.cache, "docker")),
         }
-        # Short paths: containerd's sockets go under the exec root (108-byte limit).
-        self.scratch = tempfile.mkdtemp(prefix="folio-dockerd-", dir="/tmp")
+        self.before["scratch"] = self.scratch
+        with open(self.before_path + ".new", "w") as f:
+            json.dump(self.before, f)
+        os.rename(self.before_path + ".new", self.before_path)
         sock = os.path.join(self.scratch, "docker.sock")
         self.log_path = os.path.join(self.scratch, "dockerd.log")
         data_root = os.path.join(self.cache, "docker")
@@ -276,12 +294,46 @@ class Engine:
         _log("starting a private dockerd (" + " ".join(cmd[1:]) + ")")
         with open(self.log_path, "w") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        self.before["dockerd"] = self.proc.pid
+        with open(self.before_path, "w") as f:
+            json.dump(self.before, f)
         self.env["DOCKER_HOST"] = "unix://" + sock
         deadline = time.monotonic() + 60
         while not _answers(sock):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("dockerd did not start:\n" + open(self.log_path).read()[-4000:])
             time.sleep(0.2)
+
+    @property
+    def before_path(self):
+        return os.path.join(self.cache, "engine.before.json")
+
+    def _killed_run(self):
+        """The state before a private engine whose run was killed before it
+        could stop it (None if the last one stopped): its dockerd, if still
+        running, is stopped by the PID it recorded, and its scratch folder
+        goes; the leftovers then go with this run's own at its end."""
+        try:
+            with open(self.before_path) as f:
+                before = json.load(f)
+        except (OSError, ValueError):
+            return None
+        _log("a run killed before it could stop its engine left the machine changed: "
+             "restoring it at the end")
+        pid = before.get("dockerd")
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                cmdline = f.read()
+        except (OSError, TypeError):
+            cmdline = b""
+        ours = cmdline.split(b"\0")[0].endswith(b"dockerd") and before["scratch"].encode() in cmdline
+        if ours:
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 60
+            while os.path.exists("/proc/%d" % pid) and time.monotonic() < deadline:
+                time.sleep(0.2)
+        self._unmount_scratch(before["scratch"])
+        return before
 
     def __exit__(self, *exc):
         if self.imported:
@@ -306,7 +358,7 @@ class Engine:
             self.proc.wait()
         self.proc = None
         b = self.before
-        for link in _links() - b["links"]:
+        for link in _links() - set(b["links"]):
             if link == "docker0" or link.startswith(("br-", "veth")):
                 subprocess.run(["ip", "link", "delete", link], stderr=subprocess.DEVNULL)
         if not b["key"] and os.path.exists("/etc/docker/key.json"):
@@ -320,12 +372,24 @@ class Engine:
             _iptables_restore(tool, b[tool])
         with open("/proc/sys/net/ipv4/ip_forward", "w") as f:
             f.write(b["forward"])
-        # dockerd can leave its netns/default bind mount under the exec root.
+        data_root = os.path.join(self.cache, "docker")
+        for _ in range(8):  # dockerd's bind mount of it, left; a killed run's lies under this one's
+            if b["data_root_mounted"] or not _mounted(data_root):
+                break
+            subprocess.run(["umount", "-l", data_root], stderr=subprocess.DEVNULL)
+        self._unmount_scratch(self.scratch)
+        if os.path.exists(self.before_path):
+            os.remove(self.before_path)
+
+    @staticmethod
+    def _unmount_scratch(scratch):
+        """Removes a private engine's scratch folder; dockerd can leave its
+        netns/default bind mount under the exec root."""
         with open("/proc/mounts") as f:
-            mounts = [line.split()[1] for line in f if line.split()[1].startswith(self.scratch + "/")]
+            mounts = [line.split()[1] for line in f if line.split()[1].startswith(scratch + "/")]
         for mount in sorted(mounts, reverse=True):
             subprocess.run(["umount", "-l", mount], stderr=subprocess.DEVNULL)
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
 
     def docker(self, *args, check=True, timeout=600, **kw):
         """Runs Debian's docker client against this engine; returns its result."""
