@@ -36,7 +36,7 @@ from engine import DOCKER, Engine  # noqa: E402
 TIMEOUT = 3600  # the build and every test, each bounded by meson's own timeouts, well within
 
 
-CA = "/etc/ssl/certs/ca-certificates.crt"  # npm's registry is reached through a proxy the host trusts
+CA = "/etc/ssl/certs/ca-certificates.crt"
 # Docker's own Debian images have it: installing docker.io must not start a dockerd inside.
 NO_SERVICES = 'printf "#!/bin/sh\\nexit 101\\n" >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d'
 
@@ -60,9 +60,15 @@ def setup(engine, image, repo, name):
     """`bash .ci/setup --tests` in a container of image with the host's network;
     returns the image committed from it (what setup installed, if anything),
     or None when setup failed."""
-    ca = []  # (a missing bind mount source would be made a folder)
-    if os.path.isfile(CA):
-        ca = ["-v", CA + ":/host-ca/ca-certificates.crt:ro", "-e", "NODE_EXTRA_CA_CERTS=/host-ca/ca-certificates.crt"]
+    # npm's registry may be reached through a proxy only this machine trusts:
+    # its CA bundle (NODE_EXTRA_CA_CERTS's when set, as in fresh-ci.sh's
+    # container), copied beside the repo, where the engine sees the same path.
+    ca, bundle = [], os.environ.get("NODE_EXTRA_CA_CERTS") or CA
+    if os.path.isfile(bundle):
+        copy = os.path.join(os.path.dirname(repo), "ca-certificates.crt")
+        shutil.copyfile(bundle, copy)
+        os.chmod(copy, 0o644)
+        ca = ["-v", copy + ":/host-ca/ca-certificates.crt:ro", "-e", "NODE_EXTRA_CA_CERTS=/host-ca/ca-certificates.crt"]
     cmd = [DOCKER, "run", "--name", name, "--network", "host", *ca,
            "-v", repo + ":/repo", "-w", "/repo", image,
            "bash", "-c", NO_SERVICES + " && bash .ci/setup --tests"]
