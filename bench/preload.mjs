@@ -23,6 +23,7 @@
 // nginx-hints-low, the same with fetchpriority=low; nginx-hints-own-first, the page's
 // stylesheet and script preloaded before the fragments; nginx-same, the Link headers the first
 // folio sends, copied as they are; nginx-same-low, those with fetchpriority=low on the fragments';
+// nginx-same-first4, those but for the fragments' after the first four;
 // nginx-same-images, those and one per image inside a fragment;
 // lighttpd and lighttpd-same (mod_deflate: br 11 like folio, compressed once to disk).
 // Each run: a fresh browser context (empty cache), CDP network emulation, navigate, wait for
@@ -252,6 +253,8 @@ async function startServers(root, staticRoot, tmp) {
     ['nginx-hints-own-first', [...own, ...names.map((n) => link(n))]],
     ['nginx-same', same ? same.split(', ') : []],
     ['nginx-same-low', (same ? same.split(', ') : []).map((l) => (l.includes('as=fetch') ? l + '; fetchpriority=low' : l))],
+    ['nginx-same-first4', (same ? same.split(', ') : []).filter((l, i, all) => !l.includes('as=fetch') ||
+      all.slice(0, i).filter((x) => x.includes('as=fetch')).length < 4)],
     ['nginx-same-images', [...(same ? same.split(', ') : []),
       ...fragmentImages(root).map((p) => `<${p.slice(1)}>; rel=preload; as=image`)]]];
   for (const [name, links] of peers) {
