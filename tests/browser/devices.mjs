@@ -239,14 +239,17 @@ step('a tab its reader is scrolling is not dragged mid-gesture', async () => {
   await scrollTo(desk, '#h5');
   await shows(phone, '#h5', Date.now());
   const held = await phone.evaluate(() => window.__folioReload.held);
-  await desk.mouse.move(600, 400);
-  await desk.mouse.wheel(0, 10);   // a reader at the desktop, by hand: it sends, and takes nothing
-  await phone.mouse.move(200, 400);
-  await phone.mouse.wheel(0, 120); // and one on the phone
+  // The phone's reader has a finger on the screen, not lifted: however long the desktop's place
+  // takes to come, it comes mid-gesture (a wheel's 800 ms could pass first on a busy machine).
+  const finger = await phone.context().newCDPSession(phone);
+  await finger.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x: 200, y: 400 }] });
   await scrollTo(desk, '#h36');    // meanwhile, the desktop jumps far
   await waitFor(phone, (n) => window.__folioReload.held > n, held, 'the desktop\'s place, held back');
   assert(Math.abs(await topOf(phone, '#h36')) > 500, 'the phone was dragged to the desktop\'s place');
-  // Once the phone's reader stops, the desktop's is the last place: the phone goes there.
+  // Once the finger is off (cancelled: a lifted one would tap what is under it), the desktop's
+  // is the last place: the phone goes there.
+  await finger.send('Input.dispatchTouchEvent', { type: 'touchCancel', touchPoints: [] });
+  await finger.detach();
   await shows(phone, '#h36', Date.now());
 });
 
