@@ -1068,22 +1068,25 @@ class EventStreamCap(ArticleTestCase):
 
 
 class Openat2(ArticleTestCase):
-    """valgrind knows no openat2 (folio falls back to its component walk
-    there), so the builds that run without it, the ASan+UBSan one above all,
-    must be seen to take the openat2 path: a symlink inside the folder is
-    served only by openat2 (the walk follows none), and start-up says which."""
+    """Older valgrind knows no openat2 (Debian 12's 3.19; Debian 13's 3.24 does),
+    and folio falls back to its component walk there; so the builds that run
+    without a wrapper, the ASan+UBSan one above all, must be seen to take the
+    openat2 path: a symlink inside the folder is served only by openat2 (the
+    walk follows none), and start-up says which. Under a wrapper, either
+    path, as long as folio does what it says."""
 
     def test_the_path_taken_is_the_expected_one(self):
         r = self.server.get("/alias.css")
-        if WRAPPER:  # under valgrind: the walk, and it says so
-            self.assertIn("openat2 is unavailable", self.server.stderr_text)
+        walked = "openat2 is unavailable" in self.server.stderr_text
+        if not WRAPPER:
+            self.assertFalse(walked, self.server.stderr_text)
+        if walked:  # the walk: it follows no symlink
             self.assertEqual(r.status, 404)
         else:
-            self.assertNotIn("openat2 is unavailable", self.server.stderr_text)
             self.assertEqual((r.status, r.body), (200, self.file("www/style.css")))
-            # ... and what openat2 refuses is still refused.
-            for path in (b"/sub/escape.txt", b"/absolute.txt", b"/evil-dir/page.html"):
-                self.assertEqual(status_of(self.server.raw(request(path))), 404, path)
+        # ... and what openat2 refuses is refused on either path.
+        for path in (b"/sub/escape.txt", b"/absolute.txt", b"/evil-dir/page.html"):
+            self.assertEqual(status_of(self.server.raw(request(path))), 404, path)
 
 
 if __name__ == "__main__":
