@@ -57,6 +57,9 @@ const WATERFALL = argv.includes('--waterfall');
 const DEFAULT_SERVERS = ['nginx', 'nginx-hints', 'nginx-same'];
 const SETTLE_MS = 3500;
 const STALL_MS = 60e3; // a load not done by then is counted as stalled, not timed
+// A load that finished but paused this long (Chromium's emulated link sometimes holds every open
+// request for ~39.5 s, with any server) is counted as stalled too: a median must not time it.
+const PAUSE_MS = 20e3;
 const log = (m) => process.stderr.write(m + '\n');
 
 // ---- trees -------------------------------------------------------------------------------------
@@ -344,6 +347,11 @@ async function visit(page, cdp, url, article, record) {
     const perFragment = new Map();
     for (const r of requests.values()) {
       if (r.url.includes('/fragments/')) perFragment.set(r.url, (perFragment.get(r.url) || 0) + 1);
+    }
+    if (m.last > PAUSE_MS || m.load > PAUSE_MS) {
+      dump(`paused: last fragment at ${sec(m.last)} s, load at ${sec(m.load)} s`);
+      record({ stalled: true });
+      return;
     }
     record({ ...m, bytes, requests: [...requests.values()].filter((r) => !r.cached).length, warnings: warnings.length,
       twice: [...perFragment.values()].filter((n) => n > 1).length });
