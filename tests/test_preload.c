@@ -41,7 +41,9 @@ static int make_root(void **state)
         assert_int_equal(mkdir(path, 0755), 0);
     }
     const char *files[] = {"fragments/a.html", "fragments/b.html", "fragments/c-2_x.y.html",
-                           "fragments/.hidden.html", "fragments/sp ace.html", "secret.html"};
+                           "fragments/.hidden.html", "fragments/sp ace.html", "secret.html",
+                           "fragments/caf\xc3\xa9-\xe8\xa1\xa8.html", "fragments/bad\xc3.html",
+                           "fragments/l\xc3\xa4nge(2).html"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         touch(files[i]);
     }
@@ -105,6 +107,10 @@ static void test_links(void **state)
         {"<!-- <div id=fragment-a> --><div id=fragment-b>", LINK("b")}, /* commented out */
         {"<div id=fragment-c-2_x.y>", LINK("c-2_x.y")},                  /* every plain character */
         {"<div id=fragment-.hidden><div id=\"fragment-sp ace\"><div id=fragment-a&amp;>", ""}, /* not plain */
+        /* Beyond ASCII, as the URL parser and encodeURIComponent both send it; not UTF-8, or
+         * an ASCII character some loader would spell otherwise: not hinted. */
+        {"<div id=fragment-caf\xc3\xa9-\xe8\xa1\xa8>", LINK("caf%C3%A9-%E8%A1%A8")},
+        {"<div id=fragment-bad\xc3><div id=\"fragment-l\xc3\xa4nge(2)\">", ""},
         {"<div id=fragment-folder><div id=fragment-out>", ""}, /* a folder, a link out: never served */
         {"<base href=\"/elsewhere/\"><div id=fragment-a>", ""}, /* its fetches resolve elsewhere */
         {"<p>no fragments</p>", ""},

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/body.h"
+#include "base/escape.h"
 #include "base/html.h"
 #include "entry.h"
 #include "site/resolve.h"
@@ -66,18 +67,37 @@ static bool plain_char(char c)
            c == '.';
 }
 
-/* True when name (len bytes) is plain_char's throughout and names no
+/* The fragment's file name "<name>.html" into file and the URL path its
+ * loader asks for into url, from name (len bytes, as written in the page);
+ * false when no loader's spelling is sure or either does not fit. Beside
+ * plain_char's, well-formed UTF-8 beyond ASCII: the URL parser and
+ * encodeURIComponent both send its bytes as %XX with capitals (WHATWG URL,
+ * path percent-encode set; ECMA-262 Encode), so the hint says the same. No
  * dotfile (never served, resolve.h). */
-static bool plain_name(const char *name, size_t len)
+static bool fragment_spelling(const char *name, size_t len, char file[static NAME_MAX + 1], char *url, size_t size)
 {
-    if (name[0] == '.') {
+    static const char hex[] = "0123456789ABCDEF";
+    size_t used = 0;
+    if (name[0] == '.' || (size_t)snprintf(file, NAME_MAX + 1, "%.*s.html", (int)len, name) > NAME_MAX) {
         return false;
     }
-    for (size_t i = 0; i < len; i++) {
-        if (!plain_char(name[i])) {
+    for (size_t i = 0; i < len;) {
+        const unsigned char *p = (const unsigned char *)file + i;
+        size_t n = *p < 0x80 ? plain_char((char)*p) : escape_utf8_length(p);
+        if (n == 0 || i + n > len || used + 3 * n >= size) {
             return false;
         }
+        for (size_t k = 0; k < n; k++, i++) {
+            if (file[i] & 0x80) {
+                url[used++] = '%';
+                url[used++] = hex[(unsigned char)file[i] >> 4];
+                url[used++] = hex[file[i] & 0xF];
+            } else {
+                url[used++] = file[i];
+            }
+        }
     }
+    url[used] = '\0';
     return true;
 }
 
@@ -100,16 +120,12 @@ static bool plain_path(const char *url, size_t len)
     return true;
 }
 
-/* True when "<name>.html" (name of len bytes) is a file folio would serve
- * beneath folder: the same open a request for it makes. */
-static bool served(const struct route *folder, const char *name, size_t len)
+/* True when file is a file folio would serve beneath folder: the same
+ * open a request for it makes. */
+static bool served(const struct route *folder, const char *file)
 {
-    char file[NAME_MAX + 1];
     int fd, err;
     struct stat st;
-    if ((size_t)snprintf(file, sizeof(file), "%.*s.html", (int)len, name) >= sizeof(file)) {
-        return false;
-    }
     enum resolve_status status = resolve_open(folder->dir_fd, file, &fd, &st, &err);
     if (fd >= 0) {
         close(fd);
@@ -157,9 +173,9 @@ struct body *preload_links(const char *html, size_t len, const struct route *fol
     }
     size_t before = w.count;
     for (size_t i = 0; i < found; i++) {
-        const char *name = html + names[i].at;
-        if (plain_name(name, names[i].len) && served(folder, name, names[i].len)) {
-            links_add(&w, FRAGMENTS_DIR, name, names[i].len, ".html", AS_FRAGMENT);
+        char file[NAME_MAX + 1], url[LINK_MAX];
+        if (fragment_spelling(html + names[i].at, names[i].len, file, url, sizeof(url)) && served(folder, file)) {
+            links_add(&w, FRAGMENTS_DIR, url, strlen(url), ".html", AS_FRAGMENT);
         }
     }
     return body_from(w.text, w.count > before ? w.used : 0); /* no fragment hinted: nothing */

@@ -58,9 +58,10 @@ const struct route *preload_folder(const struct routes *routes, const struct rou
  * fragments it names whose "<name>.html" is a file folio serves beneath
  * folder, in document order, at most PRELOAD_MAX in all and budget bytes.
  * An empty body when no fragment is hinted: none named, a page whose base
- * URL is set by <base href> (its fetches resolve elsewhere), a name that is
- * not plain (letters, digits, '-', '_', '.', not leading '.': what every
- * loader spells the same). NULL when out of memory. */
+ * URL is set by <base href> (its fetches resolve elsewhere), a name that
+ * some loader may spell otherwise (plain are letters, digits, '-', '_', '.'
+ * and well-formed UTF-8 beyond ASCII, hinted as %XX; no leading '.'). NULL
+ * when out of memory. */
 struct body *preload_links(const char *html, size_t len, const struct route *folder, size_t budget);
 
 /* For entry.c: when rep, being chosen for the file at rel beneath route

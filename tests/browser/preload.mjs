@@ -10,7 +10,11 @@
 // by the page's fetch(); and no console message about a preload came within 3.5 s of the load
 // event: Chromium says "preloaded but not used" on a timer of 3 s from that event, so its
 // absence can only be seen after it. Without the hints, every fragment's entry is the
-// fetch's: the checks tell the two apart. Ends with "N passed, M failed"; exits 1 on failure.
+// fetch's: the checks tell the two apart. Last, a small article whose fragments are named
+// beyond ASCII (é, ö, ß, a CJK character): the same checks. Ends with "N passed, M failed";
+// exits 1 on failure.
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFolio } from '../lib/folio.mjs';
@@ -37,6 +41,27 @@ const watchdog = setTimeout(async () => {
   process.exit(1);
 }, TOTAL_MS);
 watchdog.unref();
+
+// An article whose fragments are named beyond ASCII, fetched by a loader that writes half of
+// the names as they are (the URL parser encodes them) and half through encodeURIComponent:
+// both spellings must meet the hints' %XX ones. Its own temporary root, removed at the end.
+const NAMES = ['intro', 'caf\u00e9', 'gr\u00f6\u00dfe', '\u8868'];
+function unicodeRoot() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-preload-names-'));
+  for (const dir of ['www', 'fragments', 'assets']) fs.mkdirSync(path.join(root, dir));
+  const loader = `for (const [i, el] of [...document.querySelectorAll('[id^="fragment-"]')].entries()) {
+  const name = el.id.slice(9);
+  fetch('fragments/' + (i % 2 ? encodeURIComponent(name) : name) + '.html')
+    .then((r) => (r.ok ? r.text() : Promise.reject(r.status)))
+    .then((t) => { el.innerHTML = t; el.setAttribute('data-fragment-state', 'loaded'); },
+      () => el.setAttribute('data-fragment-state', 'error'));
+}`;
+  fs.writeFileSync(path.join(root, 'www/index.html'), '<!doctype html><html lang=en><head><meta charset=utf-8>' +
+    '<title>names</title></head><body>\n' + NAMES.map((n) => `<div id="fragment-${n}"></div>\n`).join('') +
+    `<script>${loader}</script>\n</body></html>\n`);
+  for (const n of NAMES) fs.writeFileSync(path.join(root, 'fragments', `${n}.html`), `<p>${n}</p>\n`);
+  return root;
+}
 
 // One load of the article from a fresh profile: what each fragment's requests were.
 async function load(label, hinted) {
@@ -97,6 +122,15 @@ try {
     await load(label, hinted);
     await folio.stop();
     folio = null;
+  }
+  const root = unicodeRoot();
+  try {
+    folio = await startFolio({ root, args: ['--production'] });
+    await load('fragments named beyond ASCII', true);
+    await folio.stop();
+    folio = null;
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
   }
 } catch (e) {
   check(false, 'the run completes', e.stack || String(e));
