@@ -428,6 +428,34 @@ static void test_an_answer_on_the_first_call_ends_the_connection(void **state)
     assert_null(strstr(strstr(out, "HTTP/1.1 200") + 1, "HTTP/1.1"));
 }
 
+/* A connection waiting for a request, nothing of it read, closes at its
+ * client's end, before its first request and kept alive after one
+ * (address_limit.h takes such a connection's slot back before it does). */
+static void test_an_idle_connection_closes_at_its_clients_end(void **state)
+{
+    uint16_t port;
+    struct MHD_Daemon *d = start(&port);
+    char out[512];
+    int fresh = connected(port);
+    shutdown(fresh, SHUT_WR);
+    assert_int_equal(recv(fresh, out, sizeof(out), 0), 0); /* the close, not the 5 s timeout */
+    close(fresh);
+    int kept = connected(port);
+    static const char get[] = "GET / HTTP/1.1\r\nHost: h\r\n\r\n";
+    assert_int_equal(send(kept, get, LEN(get), 0), (ssize_t)LEN(get));
+    size_t got = 0;
+    ssize_t n = 0;
+    while ((got < 4 || memcmp(out + got - 4, "\r\nok", 4) != 0) && got < sizeof(out) &&
+           (n = recv(kept, out + got, sizeof(out) - got, 0)) > 0) {
+        got += (size_t)n;
+    }
+    assert_true(got >= 4 && memcmp(out, "HTTP/1.1 200", 12) == 0);
+    shutdown(kept, SHUT_WR);
+    assert_int_equal(recv(kept, out, sizeof(out), 0), 0);
+    close(kept);
+    MHD_stop_daemon(d);
+}
+
 /* library_not_modified: a 304 the client reads the next response after,
  * with the representation's Content-Length on an old library, none on a new
  * one (as nginx). */
@@ -806,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_a_dropped_line_leaves_the_socket_writable),
         cmocka_unit_test(test_every_connection_line_counts),
         cmocka_unit_test(test_an_answer_on_the_first_call_ends_the_connection),
+        cmocka_unit_test(test_an_idle_connection_closes_at_its_clients_end),
         cmocka_unit_test(test_a_304_and_the_next_response),
         cmocka_unit_test(test_a_shared_file_response_is_sent_one_thread_at_a_time),
         cmocka_unit_test(test_a_head_of_about_half_the_pool_is_taken),

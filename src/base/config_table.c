@@ -41,7 +41,7 @@ const struct setting config_settings[] = {
     {"timeout", KIND_UINT, AT(timeout), 1, 86400, "S", "idle connection timeout", NULL, false},
     {"grace", KIND_UINT, AT(grace), 0, 3600, "S", "on SIGTERM, wait this long for requests in flight", NULL, true},
     {"connection-limit", KIND_UINT, AT(connection_limit), 1, 1000000, "N", "concurrent connections", NULL, false},
-    {"per-ip-limit", KIND_UINT, AT(per_ip_limit), 0, 1000000, "N", "connections from one address, 0 for none", NULL, false},
+    {"per-ip-limit", KIND_UINT, AT(per_ip_limit), 0, 1000000, "N", "connections from one address (503 past it), 0 for none", NULL, false},
     {"header-limit", KIND_BYTES, AT(header_limit), 4096, 16u << 20, "BYTES", "connection memory; a request head of about half is taken", NULL, false},
     {"file-idle", KIND_UINT, AT(file_idle), 1, 86400, "S", "close a held file unused this long", NULL, false},
     {"cache-size", KIND_BYTES, AT(cache_size), 0, 4095u << 20, "BYTES", "memory for compressed bodies", NULL, false},

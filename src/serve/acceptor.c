@@ -84,7 +84,7 @@ static enum accept_stop accept_waiting(struct acceptor *a)
         if (fd >= 0) {
             atomic_fetch_add(&a->held, 1); /* before: its close may come first */
             if (MHD_add_connection(a->daemon, fd, (struct sockaddr *)&peer, len) != MHD_YES) {
-                atomic_fetch_sub(&a->held, 1); /* refused (its address's limit, a drain): closed by it */
+                atomic_fetch_sub(&a->held, 1); /* refused (a drain, no memory): closed by it */
             }
             continue;
         }

@@ -10,8 +10,9 @@
  * thread accepts and hands each socket to MHD_add_connection, which gives it
  * to a worker with room, chosen by the descriptor's number, so in turn
  * (library.h). The
- * daemon runs with MHD_USE_NO_LISTEN_SOCKET; its accept policy and
- * per-address limit apply to added sockets as to its own. The connection
+ * daemon runs with MHD_USE_NO_LISTEN_SOCKET; its accept policy applies to
+ * added sockets as to its own (the per-address limit is folio's:
+ * address_limit.h). The connection
  * limit is kept here, as a count of the sockets handed over and not yet
  * closed: libmicrohttpd's own splits the limit evenly among the workers and
  * counts a socket only once its worker takes it, so a burst handed over

@@ -81,6 +81,7 @@ void connection_request_started(struct connection *c, void *request)
     assert(!c || !c->request); /* one request at a time on a connection: the last one is done */
     if (c) {
         c->waiting_since_ms = -1;
+        address_hold_idle(&c->address, false);
         c->used = true;
         c->head_pending = true;
         c->request = request;
@@ -118,6 +119,7 @@ void connection_request_done(struct connection *c, bool kept_alive)
 {
     if (c) {
         c->waiting_since_ms = kept_alive ? clock_now_ms() : -1;
+        address_hold_idle(&c->address, kept_alive);
         deadline_set_arriving(c->deadline, c->waiting_since_ms);
         c->refusals_at_wait = library_refusals_noted();
         c->head_pending = false;

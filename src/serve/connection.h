@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "address_limit.h"
 #include "deadline.h"
 
 struct connection {
@@ -37,6 +38,7 @@ struct connection {
     bool idle_timeout_off;           /* connection_expect_progress took it off MHD's idle timeout */
     bool file_watched;               /* connection_watch_file gave its deadline a file */
     struct MHD_Connection *conn;     /* libmicrohttpd's, once connection_on_notify has it */
+    struct address_hold address;     /* its place in its address's count (address_limit.h) */
     struct connection *prev, *next;  /* this thread's open connections (connection_open) */
 };
 

@@ -6,6 +6,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/settings.h"
+#include "address_limit.h"
 #include "connection.h"
 #include "connection_deadline.h"
 #include "library.h"
@@ -20,6 +21,7 @@ void connection_daemon_init(struct connection_daemon *d, struct deadline_watch *
     d->header_timeout = boot->header_timeout;
     d->timeout = boot->timeout;
     d->acceptor = NULL; /* http.c's, once it listens */
+    d->addresses = NULL;
     d->refused_head = NULL;
     d->start_error[0] = '\0';
     pthread_mutex_init(&d->start_lock, NULL);
@@ -50,18 +52,27 @@ void connection_on_notify(void *cls, struct MHD_Connection *conn, void **socket_
         *socket_context = fd ? connection_open(d->deadlines, fd->connect_fd,
                                                clock_now_ms() + (int64_t)d->header_timeout * 1000)
                              : NULL;
-        if (*socket_context) {
-            ((struct connection *)*socket_context)->conn = conn;
-            connection_make_room(*socket_context, acceptor_at_cap(d->acceptor));
+        struct connection *c = *socket_context;
+        if (c) {
+            c->conn = conn;
+            const union MHD_ConnectionInfo *peer = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+            if (address_limit_enter(d->addresses, &c->address, c->fd, peer ? peer->client_addr : NULL)) {
+                connection_make_room(c, acceptor_at_cap(d->acceptor));
+            } else { /* as if arriving for ever: the first to go at the cap, and none goes for it */
+                deadline_set_arriving(c->deadline, 0);
+            }
             if (library_skips_nul_lines()) {
-                connection_refuse_nul_line(*socket_context);
+                connection_refuse_nul_line(c);
             }
         }
         return;
     }
-    acceptor_closed(d->acceptor); /* a slot for the next */
     struct connection *c = *socket_context;
     *socket_context = NULL;
+    if (c) {
+        address_limit_leave(d->addresses, &c->address); /* the moment it closes */
+    }
+    acceptor_closed(d->acceptor); /* a slot for the next */
     bool dropped = c && (deadline_was_evicted(c->deadline) || deadline_was_expired(c->deadline));
     unsigned status = dropped ? 0 : connection_take_line_refusal(c);
     bool unread = c && connection_dropped_line(c, clock_now_ms(), d->timeout,

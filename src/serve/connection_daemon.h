@@ -35,6 +35,7 @@ struct connection_daemon {
     struct settings *settings;        /* quiet and the log's: the snapshot current when a line is written */
     unsigned header_timeout, timeout; /* s: start-up settings, fixed for the daemon's life */
     struct acceptor *acceptor;        /* holds the connection limit (acceptor.h); set before the daemon starts */
+    struct address_limit *addresses;  /* --per-ip-limit's count (address_limit.h); set before the daemon starts */
     pthread_mutex_t start_lock;       /* guards the two below */
     bool starting;                    /* MHD's messages are kept only while it starts */
     char start_error[256];
@@ -52,9 +53,11 @@ void connection_daemon_started(struct connection_daemon *d);
 void connection_daemon_finish(struct connection_daemon *d);
 
 /* MHD_OPTION_NOTIFY_CONNECTION (cls: a connection_daemon). A connection
- * opens: it gets its record and header deadline, and room is made for it
- * at the limit (connection_make_room). It closes: the acceptor may take the
- * next (acceptor_closed); a request line
+ * opens: it gets its record and header deadline, is counted under its
+ * address, and room is made for it at the limit (connection_make_room);
+ * one over its address's limit makes no room, is the first to go at the
+ * connection limit, and is answered 503 if it asks. It closes: its address's slot is free and the
+ * acceptor may take the next (acceptor_closed); a request line
  * libmicrohttpd dropped is answered here; that, a refusal of a line it
  * could not read (414, a bad version), or a deadline that ended it before
  * its request line was whole had no request of ours, so each is logged. */

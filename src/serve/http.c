@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "acceptor.h"
+#include "address_limit.h"
 #include "admission.h"
 #include "best.h"
 #include "base/config.h"
@@ -42,6 +43,28 @@ struct http_server {
     atomic_bool quiesced; /* http_server_quiesce ran: new connections are closed at once */
 };
 
+/* The handler's first call for ex: its head checked (exchange_admit), then
+ * its connection's place under --per-ip-limit (address_limit.h), which a
+ * request refused for its head does not need. True when refused, with
+ * *queued the refusal's result. */
+static bool refused_first(struct http_server *s, struct MHD_Connection *conn, struct exchange *ex,
+                          const char *version, enum MHD_Result *queued)
+{
+    ex->checked = true;
+    /* kept: the library may hand its read buffer to an answer of its own */
+    snprintf(ex->protocol_buf, sizeof(ex->protocol_buf), "%s", version);
+    struct connection *c = connection_of(conn);
+    connection_head_checked(c);
+    unsigned refused = exchange_admit(conn, ex, ex->method, version);
+    bool over = !refused && c && !address_limit_admit(s->conns.addresses, &c->address);
+    if (!refused && !over) {
+        return false;
+    }
+    connection_request_whole(c);
+    *queued = over ? respond_too_many(conn, ex) : respond_error(conn, ex, refused);
+    return true;
+}
+
 /* libmicrohttpd's handler: checks the request, then routes it to a file, a
  * redirect, folio's own addresses or an error. A request whose record could
  * not be made (out of memory in on_request_start) is closed. */
@@ -49,22 +72,15 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
                                       const char *method, const char *version,
                                       const char *upload_data, size_t *upload_size, void **req_cls)
 {
-    (void)upload_data; (void)cls; (void)url; /* libmicrohttpd's signature */
+    (void)upload_data; (void)url; /* libmicrohttpd's signature */
     struct exchange *ex = *req_cls;
     if (!ex) {
         return MHD_NO;
     }
     ex->method = method;
-    if (!ex->checked) {
-        ex->checked = true;
-        /* kept: the library may hand its read buffer to an answer of its own */
-        snprintf(ex->protocol_buf, sizeof(ex->protocol_buf), "%s", version);
-        connection_head_checked(connection_of(conn));
-        unsigned refused = exchange_admit(conn, ex, method, version);
-        if (refused) {
-            connection_request_whole(connection_of(conn));
-            return respond_error(conn, ex, refused);
-        }
+    enum MHD_Result refusal;
+    if (!ex->checked && refused_first(cls, conn, ex, version, &refusal)) {
+        return refusal;
     }
     bool get = strcmp(method, "GET") == 0, head = strcmp(method, "HEAD") == 0;
     if ((get || head) && !ex->headers_seen) {
@@ -293,17 +309,25 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
         return NULL;
     }
     s->conns.acceptor = s->acceptor;
+    s->conns.addresses = address_limit_create((unsigned)c->per_ip_limit);
+    if (!s->conns.addresses) {
+        snprintf(err, err_size, "out of memory");
+        acceptor_destroy(s->acceptor);
+        s->acceptor = s->conns.acceptor = NULL;
+        return NULL;
+    }
     s->conns.refused_head = refused_head;
     /* MHD_USE_TURBO: see connection_daemon.h (what it changes, and why folio
-     * wants it). The connection limit is the acceptor's; the library's own,
-     * the pool and the parsing are library_daemon_options'. */
+     * wants it). The connection limit is the acceptor's, the per-address one
+     * folio's (address_limit.h: the library's refuses with a reset, and below
+     * the limit); the library's own, the pool and the parsing are
+     * library_daemon_options'. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
     struct MHD_OptionItem library[LIBRARY_OPTIONS_MAX];
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, accept_unless_quiesced, s, handle_request, s,
         MHD_OPTION_ARRAY, library_daemon_options(library, (unsigned)c->connection_limit, (unsigned)c->threads),
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->per_ip_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->header_limit,
         MHD_OPTION_URI_LOG_CALLBACK, on_request_start, s,
@@ -322,6 +346,8 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct confi
         }
         acceptor_destroy(s->acceptor);
         s->acceptor = s->conns.acceptor = NULL;
+        address_limit_destroy(s->conns.addresses);
+        s->conns.addresses = NULL;
         return NULL;
     }
     return d;
@@ -422,6 +448,7 @@ void http_server_stop(struct http_server *s, unsigned grace_s)
     acceptor_stop(s->acceptor); /* it adds to the daemon: first */
     MHD_stop_daemon(s->daemon);
     acceptor_destroy(s->acceptor); /* the daemon's closes count down in it: after */
+    address_limit_destroy(s->conns.addresses); /* and in this */
     ready_sweeper_stop(s->sweeper);
     best_stop(s->shared.entries.best); /* its jobs hold cache bodies: before the clear */
     deadline_watch_stop(s->conns.deadlines);

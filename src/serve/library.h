@@ -28,7 +28,11 @@
  *   - a response queued on the handler's first call for a request ends its
  *     connection (http.c answers on the second);
  *   - MHD_add_connection gives a socket to the worker its descriptor picks,
- *     and each connection a worker takes is notified closed once (acceptor.h);
+ *     and each connection a worker takes is notified closed once, before its
+ *     socket is closed (acceptor.h, address_limit.h);
+ *   - a connection waiting for a request of which it has read nothing closes
+ *     when it reads its client's end (address_limit.h takes its slot back
+ *     as soon as that end is in the socket);
  *   - a file response's mutex is held across each sendfile of it (ready.c);
  *     a sendfile that meets a file's new end sends nothing and waits for a
  *     writability that never comes (deadline.h);

@@ -188,6 +188,22 @@ enum MHD_Result respond_error_why(struct MHD_Connection *conn, struct exchange *
     return respond_queue(conn, ex, status, resp, len);
 }
 
+/* See respond.h: the connection ends with it, so the client's next try is
+ * a new connection, counted anew. */
+enum MHD_Result respond_too_many(struct MHD_Connection *conn, struct exchange *ex)
+{
+    char text[RESPONSE_PAGE_MAX];
+    size_t len = response_error_page(503, "Too many connections from your address at once.", "", text,
+                                     sizeof(text));
+    struct MHD_Response *resp = response_from_text(text);
+    if (!resp) {
+        return MHD_NO;
+    }
+    response_add_error_headers(resp, 503); /* Retry-After */
+    response_add(resp, "Connection", "close");
+    return respond_queue(conn, ex, 503, resp, len);
+}
+
 /* See respond.h. */
 enum MHD_Result respond_moved(struct MHD_Connection *conn, struct exchange *ex, const char *location)
 {

@@ -40,6 +40,11 @@ enum MHD_Result respond_error(struct MHD_Connection *conn, struct exchange *ex, 
 enum MHD_Result respond_error_why(struct MHD_Connection *conn, struct exchange *ex, unsigned status,
                                   const char *why);
 
+/* 503 to the first request of a connection over --per-ip-limit
+ * (address_limit.h), with Retry-After and Connection: close: a short page,
+ * as nginx's limit_conn answers, where a close alone looks like a crash. */
+enum MHD_Result respond_too_many(struct MHD_Connection *conn, struct exchange *ex);
+
 /* A 301 to location, a relative reference: it stays right behind any proxy
  * prefix (PEERS.md theme I). */
 enum MHD_Result respond_moved(struct MHD_Connection *conn, struct exchange *ex, const char *location);
