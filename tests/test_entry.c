@@ -226,7 +226,13 @@ static void client_tag(void *ctx, size_t depth, char *out, size_t size)
     livereload_client_tag(depth, out, size);
 }
 
-static const struct serve_live_hook live = {.script_tag = client_tag};
+static void early_tag(void *ctx, size_t depth, char *out, size_t size)
+{
+    (void)ctx;
+    livereload_early_tag(depth, out, size);
+}
+
+static const struct serve_live_hook live = {.script_tag = client_tag, .early_tag = early_tag};
 
 static bool lookup(const struct fixture *fx, const struct entry_server *s, const char *rel,
                    const struct entry_facts *f, struct entry_rep *rep)
@@ -278,6 +284,8 @@ static void check_combination(struct fixture *fx, int gzip, int prefix, int inje
             /* One folder down ("/dir/"): the client is one "../" up. */
             assert_int_equal(strstr(text, "<script src=\"../__folio/reload.js\" defer></script></head>") != NULL,
                              inject);
+            /* ... and its first part before anything of the page that may run. */
+            assert_int_equal(strstr(text, "<head><script src=\"../__folio/early.js?v=") != NULL, inject);
         }
         free(text);
         assert_int_equal(rep.etag[0], '"');

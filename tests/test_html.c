@@ -1,4 +1,5 @@
-/* Unit tests for html.c: where the live-reload snippet lands. */
+/* Unit tests for html.c and html_inject.c: the scanner, and where the
+ * live-reload client's two tags land. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,7 +66,7 @@ static void test_table(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t out_len = 12345;
-        char *out = html_inject(cases[i].in, strlen(cases[i].in), S, &out_len);
+        char *out = html_inject(cases[i].in, strlen(cases[i].in), NULL, S, &out_len);
         assert_non_null(out);
         if (strcmp(out, cases[i].want) != 0) {
             print_error("case %zu: in=[%s]\n got=[%s]\nwant=[%s]\n", i,
@@ -83,7 +84,7 @@ static void test_not_terminated(void **state)
     (void)state;
     const char in[] = {'a', '\0', '<', '/', 'h', 'e', 'a', 'd', '>', 'X'};
     size_t out_len = 0;
-    char *out = html_inject(in, sizeof in, "S", &out_len);
+    char *out = html_inject(in, sizeof in, NULL, "S", &out_len);
     assert_non_null(out);
     assert_int_equal(out_len, sizeof in + 1);
     assert_memory_equal(out, "a\0S</head>X", out_len);
@@ -91,7 +92,7 @@ static void test_not_terminated(void **state)
     free(out);
 
     /* Only the first 5 bytes: "</hea" is cut off, so the end. */
-    out = html_inject("a</head>", 5, "S", &out_len);
+    out = html_inject("a</head>", 5, NULL, "S", &out_len);
     assert_non_null(out);
     assert_string_equal(out, "a</heS");
     free(out);
@@ -101,12 +102,95 @@ static void test_null_empty(void **state)
 {
     (void)state;
     size_t out_len = 1;
-    char *out = html_inject(NULL, 0, "S", &out_len);
+    char *out = html_inject(NULL, 0, NULL, "S", &out_len);
     assert_non_null(out);
     assert_string_equal(out, "S");
     assert_int_equal(out_len, 1);
     free(out);
+    out = html_inject(NULL, 0, "E", "S", &out_len);
+    assert_string_equal(out, "ES");
+    assert_int_equal(out_len, 2);
+    free(out);
     assert_int_equal(html_inject_offset("x</body>", 8), 1);
+    assert_int_equal(html_early_offset("x</body>", 8), 0);
+}
+
+/* The early tag (E) runs before any of the page's scripts; the client's
+ * deferred tag (S) stays before </head>. */
+#define E "<script src=\"/__folio/early.js\" data-folio></script>"
+static const struct {
+    const char *in;
+    const char *want;
+} early_cases[] = {
+    /* A page as written: after its leading metas, right after the last one,
+     * so the next line (an inline script, say) keeps its columns. */
+    {"<!doctype html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n<title>t</title>\n<script>x</script>\n</head>",
+     "<!doctype html>\n<html lang=en>\n<head>\n<meta charset=utf-8>" E "\n<title>t</title>\n<script>x</script>\n" S "</head>"},
+    {"<HTML><HEAD><META CHARSET=UTF-8><META NAME=viewport CONTENT=x></HEAD>",
+     "<HTML><HEAD><META CHARSET=UTF-8><META NAME=viewport CONTENT=x>" E S "</HEAD>"},
+    /* Before the page's first script, inline, deferred or in <body>. */
+    {"<head><script>throw 1</script></head>", "<head>" E "<script>throw 1</script>" S "</head>"},
+    {"<script src=a.js defer></script></head>", E "<script src=a.js defer></script>" S "</head>"},
+    {"<!doctype html><body><script>x</script>", "<!doctype html>" E "<body><script>x</script>" S},
+    {"<!DOCTYPE html><html><body onload=\"f()\">", "<!DOCTYPE html><html>" E "<body onload=\"f()\">" S},
+    /* No <head>: before the first element that is not html's or a meta. */
+    {"<!doctype html><title>t</title><p>x", "<!doctype html>" E "<title>t</title><p>x" S},
+    {"text first", E "text first" S},
+    {"", E S},
+    {"<head></head>", "<head>" E S "</head>"},
+    /* A UTF-8 byte order mark stays first, and comments (closed) are passed. */
+    {"\xEF\xBB\xBF<!doctype html><script>", "\xEF\xBB\xBF<!doctype html>" E "<script>" S},
+    {"\xEF\xBB\xBFhi", "\xEF\xBB\xBF" E "hi" S},
+    {"<!-- a --><!--><head><p>", "<!-- a --><!--><head>" E "<p>" S},
+    /* Nothing cut off by the end of input is passed: it would swallow the tag. */
+    {"<!-- never closed", E "<!-- never closed" S},
+    {"<!doctype html", E "<!doctype html" S},
+    {"<head><meta charset=utf-8", "<head>" E "<meta charset=utf-8" S},
+    {"<html><head>", "<html><head>" E S},
+    /* A <meta charset> after a title, a style or a link, in the prescan's
+     * 1024 bytes: after it, so the prescan still finds it there. */
+    {"<head><title>t</title><style>p{}</style><link rel=icon href=i.png><meta charset=utf-8><script>",
+     "<head><title>t</title><style>p{}</style><link rel=icon href=i.png><meta charset=utf-8>" E "<script>" S},
+    {"<head><title>t</title><meta http-equiv=Content-Type content=\"text/html; charset=utf-8\"><p>",
+     "<head><title>t</title><meta http-equiv=Content-Type content=\"text/html; charset=utf-8\">" E "<p>" S},
+    {"<head><title>t</title><meta name=x><p>", "<head>" E "<title>t</title><meta name=x><p>" S},
+    /* ... but never past a script, a <base> (the tag's src resolves against
+     * the page) or an element whose handler may run. */
+    {"<head><script>x</script><meta charset=utf-8>", "<head>" E "<script>x</script><meta charset=utf-8>" S},
+    {"<head><base href=/x/><meta charset=utf-8>", "<head>" E "<base href=/x/><meta charset=utf-8>" S},
+    {"<head><link rel=stylesheet href=a.css onload=f()><meta charset=utf-8>",
+     "<head>" E "<link rel=stylesheet href=a.css onload=f()><meta charset=utf-8>" S},
+    /* Raw text holds no tags: a "<meta" in a title is text. */
+    {"<head><title><meta charset=utf-8></title></head>", "<head>" E "<title><meta charset=utf-8></title>" S "</head>"},
+    /* Both at one offset: the early tag first. */
+    {"</head>", E S "</head>"},
+};
+
+static void test_early_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof early_cases / sizeof early_cases[0]; i++) {
+        size_t out_len = 0;
+        char *out = html_inject(early_cases[i].in, strlen(early_cases[i].in), E, S, &out_len);
+        assert_non_null(out);
+        if (strcmp(out, early_cases[i].want) != 0) {
+            print_error("case %zu: in=[%s]\n got=[%s]\nwant=[%s]\n", i, early_cases[i].in, out, early_cases[i].want);
+        }
+        assert_string_equal(out, early_cases[i].want);
+        assert_int_equal(out_len, strlen(early_cases[i].want));
+        free(out);
+    }
+}
+
+/* A <meta charset> past the prescan's 1024 bytes is not waited for. */
+static void test_early_prescan(void **state)
+{
+    (void)state;
+    char in[1200];
+    int n = snprintf(in, sizeof in, "<head><title>%01010d</title><meta charset=utf-8><script>", 0);
+    assert_int_equal(html_early_offset(in, (size_t)n), strlen("<head>"));
+    n = snprintf(in, sizeof in, "<head><title>%0990d</title><meta charset=utf-8><script>", 0);
+    assert_int_equal(html_early_offset(in, (size_t)n), (size_t)n - strlen("<script>"));
 }
 
 /* The tokens of a document, as "type:text" for each, joined by "|". */
@@ -325,6 +409,8 @@ int main(void)
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_not_terminated),
         cmocka_unit_test(test_null_empty),
+        cmocka_unit_test(test_early_table),
+        cmocka_unit_test(test_early_prescan),
         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_attributes),
         cmocka_unit_test(test_srcset),

@@ -156,6 +156,15 @@ static void test_script_tag(void **state)
     char small[20];
     livereload_script_tag("/a/b/c/d/e/f/g/h/i.html", small, sizeof(small));
     assert_int_equal(strlen(small), sizeof(small) - 1); /* truncated, terminated */
+    /* The first part: a classic script (no defer: it runs before the parser
+     * goes on), named by its version, marked as no part of the page. */
+    char tag[256], want[256];
+    livereload_early_tag(2, tag, sizeof(tag));
+    snprintf(want, sizeof(want), "<script src=\"../../__folio/early.js?v=%s\" data-folio></script>", early_js_version);
+    assert_string_equal(tag, want);
+    assert_int_equal(strlen(early_js_version), 8);
+    livereload_early_tag(8, small, sizeof(small));
+    assert_int_equal(strlen(small), sizeof(small) - 1);
 }
 
 /* The keys of the client's `var handlers = { ... };` dispatch table. */
@@ -193,10 +202,17 @@ static void test_embedded_client(void **state)
     assert_false(client_handles("message"));
     /* The client writes nothing to the console: console.error is wrapped to
      * tell folio, and still writes what the page gave it. */
-    assert_null(strstr(reload_js, "console.log"));
-    assert_null(strstr(reload_js, "console.warn"));
-    assert_null(strstr(reload_js, "console.info"));
-    assert_non_null(strstr(reload_js, "consoleError.apply(console, arguments)"));
+    const char *const clients[] = {reload_js, early_js};
+    for (size_t i = 0; i < 2; i++) {
+        assert_null(strstr(clients[i], "console.log"));
+        assert_null(strstr(clients[i], "console.warn"));
+        assert_null(strstr(clients[i], "console.info"));
+    }
+    assert_non_null(strstr(early_js, "consoleError.apply(console, arguments)"));
+    /* The first part hands what it heard to the rest. */
+    assert_int_equal(early_js[early_js_len], '\0');
+    assert_non_null(strstr(early_js, "window.__folioEarly = {"));
+    assert_non_null(strstr(reload_js, "window.__folioEarly.take(fault)"));
 }
 
 /* ---- end to end: files on disk -> events on a real stream ---- */

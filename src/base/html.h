@@ -12,9 +12,9 @@
  * what it does not change. It does not build a tree, decode character
  * references (html_decode does, on request) or fix nesting.
  *
- * Used by rewrite.c (the proxy prefix), html_inject (the live-reload client),
- * check.c (broken references) and preload.c (the fragments a page names), so
- * they never disagree about what is a tag, a comment or script text.
+ * Used by rewrite.c (the proxy prefix), html_inject (the live-reload client's
+ * two tags), check.c (broken references) and preload.c (the fragments a page
+ * names), so they never disagree about what is a tag, a comment or script text.
  *
  * Pure functions: no I/O, no globals, safe to call from any thread. Tokens
  * hold offsets into the caller's buffer; nothing here allocates but
@@ -139,12 +139,27 @@ void html_cursor_seek(struct html_cursor *c, const char *text, size_t offset);
 size_t html_inject_offset(const char *html, size_t len);
 
 /*
- * Returns a malloc'd copy of @html (@len bytes, need not be NUL-terminated)
- * with the NUL-terminated @snippet inserted at html_inject_offset().
- * The result is NUL-terminated; its length without the NUL goes to *out_len.
- * Returns NULL only when memory runs out. @html may be NULL when @len is 0.
+ * Where html_inject() will put the early snippet, which must run before any
+ * of the page's scripts: right after the last of the page's leading doctype,
+ * comments, <html>, <head> and <meta> tags (after a UTF-8 byte order mark),
+ * or at the first other token. Past a <meta charset> that the encoding
+ * prescan finds in the first 1024 bytes (HTML 13.2.3.2) when only title,
+ * style and link elements without event handlers stand between: the prescan
+ * still finds it. Never past a script, a <base> or any end tag but a title's
+ * or style's, so never past html_inject_offset(); never inside a tag or a
+ * comment cut off by the end of input.
  */
-char *html_inject(const char *html, size_t len, const char *snippet,
+size_t html_early_offset(const char *html, size_t len);
+
+/*
+ * Returns a malloc'd copy of @html (@len bytes, need not be NUL-terminated)
+ * with the NUL-terminated @early inserted at html_early_offset() (none when
+ * NULL) and @snippet at html_inject_offset(), @early first where both fall
+ * on one offset. The result is NUL-terminated; its length without the NUL
+ * goes to *out_len. Returns NULL only when memory runs out. @html may be
+ * NULL when @len is 0.
+ */
+char *html_inject(const char *html, size_t len, const char *early, const char *snippet,
                   size_t *out_len);
 
 #endif

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Embed a file in C: embed.py INPUT OUTPUT SYMBOL
 
-Writes `const char SYMBOL[]` (the bytes plus a NUL) and
-`const size_t SYMBOL_len` (without the NUL). Standard library only."""
+Writes `const char SYMBOL[]` (the bytes plus a NUL), `const size_t
+SYMBOL_len` (without the NUL) and `const char SYMBOL_version[]` (8 hex
+digits of the bytes' SHA-256: a URL that names these bytes and no others).
+Standard library only."""
+import hashlib
 import sys
 
 
@@ -21,12 +24,14 @@ def main() -> int:
         '',
         'extern const char %s[];' % sym,
         'extern const size_t %s_len;' % sym,
+        'extern const char %s_version[];' % sym,
         '',
         'const char %s[] = {' % sym,
         *lines,
         '    0x00,',
         '};',
         'const size_t %s_len = %d;' % (sym, len(data)),
+        'const char %s_version[] = "%s";' % (sym, hashlib.sha256(data).hexdigest()[:8]),
         '',
     ]
     with open(dst, 'w') as f:

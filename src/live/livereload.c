@@ -201,15 +201,29 @@ size_t livereload_script_tag(const char *target, char *out, size_t size)
     return depth;
 }
 
-void livereload_client_tag(size_t depth, char *out, size_t size)
+/* Writes into @out the tag that loads __folio/<file> from a page depth
+ * folders deep, its attributes after the src. */
+static void livereload_tag(size_t depth, const char *file, const char *attrs, char *out, size_t size)
 {
     size_t n = (size_t)snprintf(out, size, "<script src=\"");
     for (size_t i = 0; i < depth && n < size; i++) {
         n += (size_t)snprintf(out + n, size - n, "../");
     }
     if (n < size) {
-        snprintf(out + n, size - n, "__folio/reload.js\" defer></script>");
+        snprintf(out + n, size - n, "__folio/%s\"%s></script>", file, attrs);
     }
+}
+
+void livereload_client_tag(size_t depth, char *out, size_t size)
+{
+    livereload_tag(depth, "reload.js", " defer", out, size);
+}
+
+void livereload_early_tag(size_t depth, char *out, size_t size)
+{
+    char file[64]; /* the version is 8 hex digits (embed.py) */
+    snprintf(file, sizeof(file), "early.js?v=%s", early_js_version);
+    livereload_tag(depth, file, " data-folio", out, size);
 }
 
 /* Watcher thread: invalidate first, then tell the browsers. */

@@ -23,8 +23,9 @@
  * The callbacks run on the watcher thread, never concurrently with
  * themselves; they must be thread-safe against the HTTP threads.
  *
- * Also here: the client script embedded in the binary (reload_js, generated
- * from src/reload.js by src/embed.py) and the tag that loads it.
+ * Also here: the client embedded in the binary (reload_js and early_js,
+ * generated from live/reload.js and live/early.js by live/embed.py) and the
+ * tags that load it.
  *
  * The pure planning functions (which event a change asks for) are in
  * livereload_internal.h.
@@ -47,6 +48,12 @@ struct livereload;
  * `text/javascript; charset=utf-8` (generated file reload_js.c). */
 extern const char reload_js[];
 extern const size_t reload_js_len;
+/* The client's first part (early.js: it hears a page's errors from its first
+ * byte on), served at /__folio/early.js; its version, a digest of its bytes,
+ * is in the URL pages load it by, so a browser may keep it (early_js.c). */
+extern const char early_js[];
+extern const size_t early_js_len;
+extern const char early_js_version[];
 
 /*
  * Pure: writes into @out (NUL-terminated, truncated to @size) the tag that
@@ -62,6 +69,12 @@ size_t livereload_script_tag(const char *target, char *out, size_t size);
 /* Pure: the same tag for a page depth folders deep (site/rewrite.h's
  * rewrite_depth of its target). */
 void livereload_client_tag(size_t depth, char *out, size_t size);
+
+/* Pure: the tag of the client's first part for a page depth folders deep,
+ * `<script src="../__folio/early.js?v=VERSION" data-folio></script>`: a
+ * classic script, run before the parser goes on (html_early_offset puts it
+ * before the page's scripts); data-folio marks it as no part of the page. */
+void livereload_early_tag(size_t depth, char *out, size_t size);
 
 /*
  * Starts watching every route's folder, the way @opt says (NULL: inotify,

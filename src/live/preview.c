@@ -115,7 +115,30 @@ static void preview_script_tag(void *ctx, size_t depth, char *out, size_t size)
     livereload_client_tag(depth, out, size);
 }
 
-/* See live_hook.h: the event stream and the client script. */
+/* See live_hook.h: livereload_early_tag. */
+static void preview_early_tag(void *ctx, size_t depth, char *out, size_t size)
+{
+    (void)ctx; /* the hook's signature: no state */
+    livereload_early_tag(depth, out, size);
+}
+
+/* A script of the client, embedded in the binary; @cache its Cache-Control. */
+static struct MHD_Response *preview_script(const char *js, size_t len, const char *cache, unsigned *status,
+                                           uint64_t *bytes)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)js, MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        *status = 0;
+        return NULL;
+    }
+    MHD_add_response_header(resp, "Content-Type", "text/javascript; charset=utf-8");
+    MHD_add_response_header(resp, "Cache-Control", cache);
+    *status = 200;
+    *bytes = len;
+    return resp;
+}
+
+/* See live_hook.h: the event stream and the client's scripts. */
 static struct MHD_Response *preview_reserved(void *ctx, struct MHD_Connection *conn, const char *name,
                                              bool head, unsigned *status, uint64_t *bytes, bool *unlogged)
 {
@@ -128,17 +151,16 @@ static struct MHD_Response *preview_reserved(void *ctx, struct MHD_Connection *c
         return resp;
     }
     if (strcmp(name, "reload.js") == 0) {
-        struct MHD_Response *resp = MHD_create_response_from_buffer(
-            reload_js_len, (void *)(uintptr_t)reload_js, MHD_RESPMEM_PERSISTENT);
-        if (!resp) {
-            *status = 0;
-            return NULL;
-        }
-        MHD_add_response_header(resp, "Content-Type", "text/javascript; charset=utf-8");
-        MHD_add_response_header(resp, "Cache-Control", "no-cache");
-        *status = 200;
-        *bytes = reload_js_len;
-        return resp;
+        return preview_script(reload_js, reload_js_len, "no-cache", status, bytes);
+    }
+    if (strcmp(name, "early.js") == 0) {
+        /* It blocks the page's parser: the URL pages name (livereload_early_tag)
+         * names these bytes, so the browser keeps them and a reload asks for
+         * nothing. Another version is revalidated, as reload.js is. */
+        const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "v");
+        bool current = v && strcmp(v, early_js_version) == 0;
+        return preview_script(early_js, early_js_len, current ? "max-age=31536000, immutable" : "no-cache", status,
+                              bytes);
     }
     if (strcmp(name, "session") == 0 && p->report) {
         return preview_session(p, conn, status, bytes);
@@ -183,6 +205,7 @@ const struct serve_live_hook *preview_hook(struct preview *p, struct sse_hub *hu
         .hook = {
             .ctx = p,
             .script_tag = preview_script_tag,
+            .early_tag = preview_early_tag,
             .reserved = preview_reserved,
             .counts = preview_counts,
             .stop = preview_stop,

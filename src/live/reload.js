@@ -1030,43 +1030,20 @@
   /* ---- browser errors to folio's terminal --------------------------------------------- */
 
   /* Uncaught errors, unhandled rejections and console.error go to folio, which
-   * prints each distinct one once with a count of repeats (report.c). Here:
-   * the first of each at once, its repeats summed over 200 ms, 50 distinct
-   * ones a page at most, each message cut to 1,000 characters. */
+   * prints each distinct one once with a count of repeats (report.c). The
+   * client's first part (early.js, before the page's scripts) hears them from
+   * the page's first byte on and hands them over here, those it kept first.
+   * Here: the first of each at once, its repeats summed over 200 ms, 50
+   * distinct ones a page at most, each message cut to 1,000 characters. */
   var faults = {}, faultCount = 0, faultTimer = 0;
   var device = (function () {
     var m = /(HeadlessChrome|Firefox|Edg|OPR|Chrome|Version)\/(\d+)/.exec(navigator.userAgent) || [];
     var names = { Edg: 'Edge', OPR: 'Opera', Version: 'Safari' };
     return (names[m[1]] || m[1] || 'a browser') + (m[2] ? ' ' + m[2] : '');
   })();
-  var prefix = new URL('..', me.src).pathname;
-  /* A script's URL as the article names it: its path below the server's prefix. */
-  function sourceOf(url) {
-    try {
-      var u = new URL(url, document.baseURI);
-      if (u.origin !== location.origin) return u.href;
-      return u.pathname.indexOf(prefix) === 0 ? u.pathname.slice(prefix.length) : u.pathname;
-    } catch (e) { return String(url || ''); }
-  }
-  /* file, line, column of the first frame of @stack not this client's. */
-  function frameOf(stack) {
-    var lines = String(stack || '').split('\n');
-    for (var i = 0; i < lines.length; i++) {
-      var m = /((?:https?|file):\/\/[^\s()]+?):(\d+):(\d+)/.exec(lines[i]);
-      if (m && m[1] !== me.src) return { source: sourceOf(m[1]), line: +m[2], column: +m[3] };
-    }
-    return { source: '', line: 0, column: 0 };
-  }
-  /* A fragment's inline script, run by the article's loader, reports no file
-   * (or the loader's): name the fragment, and the line in its file, found by
-   * counting <script> tags in its source (the loader runs them in order). */
-  function scriptAt(e) {
-    var cs = document.currentScript;
-    var holder = cs && !cs.src && cs.closest ? cs.closest('[id^="fragment-"]') : null;
-    if (!holder) return null;
-    return { fragment: holder.id.slice('fragment-'.length), script: Array.prototype.indexOf.call(holder.querySelectorAll('script'), cs),
-             source: 'fragments/' + holder.id.slice('fragment-'.length) + '.html', line: e.lineno, column: e.colno };
-  }
+  /* A fragment's script is named by the fragment's file (early.js's scriptAt):
+   * its line there is found by counting <script> tags in the fragment's source
+   * (the loader runs them in order). */
   function located(at) {
     if (!at.fragment) return Promise.resolve(at);
     return fetch(new URL(at.source, document.baseURI).href).then(function (r) { return r.ok ? r.text() : ''; })
@@ -1113,32 +1090,7 @@
       if (f.count > 0) { sendFault(f, f.count); f.count = 0; }
     });
   }
-  window.addEventListener('error', function (e) {
-    if (e.target !== window && e.target && e.target.nodeType === 1) return; /* a failed load: the panel's audit */
-    fault('error', e.message || 'error', scriptAt(e) || (e.filename ? { source: sourceOf(e.filename), line: e.lineno, column: e.colno }
-                                                                     : frameOf(e.error && e.error.stack)));
-  });
-  window.addEventListener('unhandledrejection', function (e) {
-    var r = e.reason;
-    var text = r instanceof Error ? (r.name ? r.name + ': ' : '') + r.message : (function () {
-      try { return typeof r === 'string' ? r : JSON.stringify(r); } catch (x) { return String(r); }
-    })();
-    fault('rejection', text, frameOf(r && r.stack));
-  });
-  var consoleError = console.error, inConsole = false;
-  console.error = function () {
-    consoleError.apply(console, arguments);
-    if (inConsole) return;
-    inConsole = true;
-    try {
-      var text = Array.prototype.map.call(arguments, function (a) {
-        if (a instanceof Error) return (a.name ? a.name + ': ' : '') + a.message;
-        if (typeof a === 'string') return a;
-        try { return JSON.stringify(a); } catch (x) { return String(a); }
-      }).join(' ');
-      fault('console', text, frameOf(new Error().stack));
-    } finally { inConsole = false; }
-  };
+  if (window.__folioEarly) window.__folioEarly.take(fault);
 
   /* ---- events ------------------------------------------------------------------------- */
 

@@ -47,6 +47,8 @@
 #define CODED_MAX_BYTES (32u << 20)
 #define DOCUMENT_MAX_BYTES (16u << 20)
 #define KEY_MAX (2 * PATH_MAX)
+/* A tag of the client: a "../" per folder of a page's path, and the rest. */
+#define SCRIPT_TAG_BYTES (3 * PATH_MAX / 2 + 80)
 
 /* Variant names, the second half of a cache key. A transform's name holds
  * everything its bytes depend on: "t:<inject>:<depth>:<rewrite depth>:<prefix>",
@@ -74,7 +76,7 @@ static const struct {
 /* What a page or stylesheet needs before it is sent: the proxy prefix put
  * into its references (rewrite.c) and, for pages, the live-reload client. */
 struct transform {
-    const char *snippet; /* NULL: nothing injected */
+    const char *early, *snippet; /* the client's two tags (html_inject); NULL: nothing injected */
     bool css;
     struct rewrite_context rewrite; /* .prefix NULL: nothing rewritten */
 };
@@ -171,7 +173,7 @@ static struct body *build_transformed(struct lookup *l, const void *arg)
         text = rewritten;
     }
     if (text && t->snippet) {
-        injected = html_inject(text, len, t->snippet, &len);
+        injected = html_inject(text, len, t->early, t->snippet, &len);
         text = injected;
     }
     struct body *b = text ? body_from(text, len) : NULL;
@@ -476,8 +478,8 @@ static void choose_coding(struct lookup *l, const struct route *route, const cha
  * the client goes into pages, never into fragments; the prefix into the
  * references of pages, fragments and stylesheets. */
 static bool plan_transform(const struct lookup *l, const struct route *route,
-                           const struct entry_facts *f, struct transform *t, char *snippet,
-                           size_t snippet_size, char *variant, size_t variant_size)
+                           const struct entry_facts *f, struct transform *t, char (*tags)[SCRIPT_TAG_BYTES],
+                           char *variant, size_t variant_size)
 {
     bool html = strncmp(l->rep->type, "text/html", 9) == 0;
     bool css = strncmp(l->rep->type, "text/css", 8) == 0;
@@ -489,10 +491,12 @@ static bool plan_transform(const struct lookup *l, const struct route *route,
     }
     size_t depth = rewrite_depth(f->target); /* the client's src and references: a "../" per folder */
     if (inject) {
-        l->s->live->script_tag(l->s->live->ctx, depth, snippet, snippet_size);
+        l->s->live->early_tag(l->s->live->ctx, depth, tags[0], SCRIPT_TAG_BYTES);
+        l->s->live->script_tag(l->s->live->ctx, depth, tags[1], SCRIPT_TAG_BYTES);
     }
     *t = (struct transform){
-        .snippet = inject ? snippet : NULL,
+        .early = inject ? tags[0] : NULL,
+        .snippet = inject ? tags[1] : NULL,
         .css = css,
         .rewrite = {
             .prefix = rewrite ? f->prefix : NULL,
@@ -591,9 +595,9 @@ bool entry_represent(const struct entry_server *s, const struct route *route, co
     if (!rep->compressible || f->has_range) {
         facts.accept = encoding_parse(NULL);
     }
-    char snippet[3 * PATH_MAX / 2 + 64], variant[PATH_MAX];
+    char tags[2][SCRIPT_TAG_BYTES], variant[PATH_MAX];
     struct transform t;
-    if (plan_transform(&l, route, &facts, &t, snippet, sizeof(snippet), variant, sizeof(variant))) {
+    if (plan_transform(&l, route, &facts, &t, tags, variant, sizeof(variant))) {
         choose_transformed(&l, &facts, &t, variant);
     } else {
         choose_plain(&l, route, rel, &facts);

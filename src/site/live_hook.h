@@ -3,8 +3,8 @@
  * serve/ never includes a live/ header, nor live/ a serve/ one: preview
  * mode fills one of these (live/preview.c) and hands it to the server;
  * production hands NULL. Both know only this. What preview adds to a
- * request is exactly this: the client's tag put into pages, its own
- * addresses under /__folio/ (the event stream, the script), two counters for
+ * request is exactly this: the client's two tags put into pages, its own
+ * addresses under /__folio/ (the event stream, the scripts), two counters for
  * the health endpoint, and the end of the streams when the server stops.
  *
  * Every function may be called from any HTTP worker thread at once (stop
@@ -25,6 +25,9 @@ struct serve_live_hook {
     /* Writes into out (NUL-terminated, truncated to size) the tag that
      * loads the live-reload client into a page depth folders deep. */
     void (*script_tag)(void *ctx, size_t depth, char *out, size_t size);
+    /* The same for the client's first part, which goes before the page's
+     * own scripts (html.h's html_early_offset). */
+    void (*early_tag)(void *ctx, size_t depth, char *out, size_t size);
     /* Answers /__folio/<name> (health aside) on conn, for a HEAD when head:
      * a response with its headers, *status (200) and *bytes set, and
      * *unlogged true when its access-log line would be noise (a page's

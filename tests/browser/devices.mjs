@@ -78,8 +78,7 @@ const WIDGET = `<div class="widget"><p>${words(120, 3)}.</p>
 
 // A page that throws every way a page can, once loaded: a fragment's inline script, a rejected
 // promise, console.error, an error thrown 1,000 times, and a 1 MB console.error.
-// Its scripts come after folio's client (injected before </head>): an error thrown before the
-// client runs is not seen (docs/preview.md says so).
+// (Errors thrown while the page parses, before the client runs: browser/early.mjs.)
 const FAULTS_PAGE = `<!doctype html>
 <html lang=en><head><meta charset=utf-8><title>Faults</title>
 <meta name=viewport content="width=device-width, initial-scale=1">

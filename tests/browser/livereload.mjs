@@ -307,14 +307,16 @@ step('(g) nothing is injected into fragments; one client per page', async () => 
     const page = await (await fetch('index.html', { cache: 'no-store' })).text();
     return {
       frag, page,
-      inDom: document.querySelectorAll('script[src*="__folio"]').length,
+      inDom: document.querySelectorAll('script[src*="__folio/reload.js"]').length,
+      early: document.querySelectorAll('script[src*="__folio/early.js"]').length,
       inFragments: document.querySelectorAll('[id^=fragment-] script[src*="__folio"]').length,
     };
   });
   assert(!r.frag.includes('__folio'), 'a fetched fragment carries the reload client');
   assert(r.frag === fs.readFileSync(file('fragments/note.html'), 'utf8'), 'the fragment bytes differ from the file');
   assert(!r.page.includes('__folio'), 'HTML fetched by script (Sec-Fetch-Dest: empty) carries the client');
-  assert(r.inDom === 1 && r.inFragments === 0, `client scripts in DOM: ${r.inDom}, in fragments: ${r.inFragments}`);
+  assert(r.inDom === 1 && r.early === 1 && r.inFragments === 0,
+    `client scripts in DOM: ${r.inDom} (first parts: ${r.early}), in fragments: ${r.inFragments}`);
 });
 
 step('(c) editing www/index.html patches the page in place (title and heading), no reload', async () => {

@@ -192,6 +192,7 @@ try {
   check(bad.length === 0, 'no request failed and no response was >= 400', bad.join('\n     '));
   check(outside.length === 0, `no request left ${PREFIX}/`, outside.join('\n     '));
   check(seen.some((u) => u.endsWith(`${PREFIX}/__folio/reload.js`)), 'the live-reload client came from under the prefix');
+  check(seen.some((u) => new URL(u).pathname === `${PREFIX}/__folio/early.js`), 'its first part came from under the prefix');
 
   // The live-reload client is connected through nginx: its stream said hello, folio counts it.
   let connected = true;

@@ -1,10 +1,12 @@
-/* fuzz_html: html_inject and html_inject_offset, the live-reload rewriter.
+/* fuzz_html: html_inject, html_inject_offset and html_early_offset, the
+ * live-reload rewriter.
  *
  * Input: an HTML document, any bytes (NULs included: the length is given).
- * Invariants: offset <= len; at the offset stands "</head" or "</body"
- * (case-insensitive) unless it is len; the output is len + strlen(snippet)
- * bytes, NUL-terminated, holds the snippet at the offset, and with the
- * snippet removed equals the input.
+ * Invariants: early offset <= offset <= len; at the offset stands "</head" or
+ * "</body" (case-insensitive) unless it is len; the output is len +
+ * strlen(early) + strlen(snippet) bytes, NUL-terminated, holds the early
+ * snippet at the early offset and the snippet after it at the offset, and
+ * with both removed equals the input.
  */
 #include "fuzz.h"
 
@@ -13,6 +15,7 @@
 #include "base/html.h"
 
 static const char snippet[] = "<script src=\"/__folio/reload.js\" defer></script>";
+static const char early[] = "<script src=\"/__folio/early.js\" data-folio></script>";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -35,14 +38,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > 0) {
         fuzz_check(html_inject_offset(html, size) == at, "deterministic");
     }
-    size_t sn = strlen(snippet), out_len = 0;
-    char *out = html_inject(size ? html : NULL, size, snippet, &out_len);
+    size_t first = size == 0 ? 0 : html_early_offset(html, size);
+    fuzz_check(first <= at, "early offset <= offset");
+    size_t sn = strlen(snippet), en = strlen(early), out_len = 0;
+    char *out = html_inject(size ? html : NULL, size, early, snippet, &out_len);
     fuzz_check(out != NULL, "html_inject succeeds");
-    fuzz_check(out_len == size + sn, "output length == input length + snippet length");
+    fuzz_check(out_len == size + en + sn, "output length == input length + both snippets' lengths");
     fuzz_check(out[out_len] == '\0', "the output is NUL-terminated");
-    fuzz_check(memcmp(out + at, snippet, sn) == 0, "the snippet stands at the offset");
-    fuzz_check(memcmp(out, html, at) == 0, "the input before the offset is kept");
-    fuzz_check(memcmp(out + at + sn, html + at, size - at) == 0, "the input after the offset is kept");
+    fuzz_check(memcmp(out, html, first) == 0, "the input before the early offset is kept");
+    fuzz_check(memcmp(out + first, early, en) == 0, "the early snippet stands at the early offset");
+    fuzz_check(memcmp(out + first + en, html + first, at - first) == 0, "the input between is kept");
+    fuzz_check(memcmp(out + at + en, snippet, sn) == 0, "the snippet stands at the offset");
+    fuzz_check(memcmp(out + at + en + sn, html + at, size - at) == 0, "the input after the offset is kept");
     free(out);
     free(html);
     return 0;

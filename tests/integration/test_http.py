@@ -463,6 +463,7 @@ class CachingProduction(ArticleTestCase):
         self.assertNotIn(b"__folio/reload.js", self.server.get("/").body)
         self.assertEqual(self.server.get("/__folio/events").status, 404)
         self.assertEqual(self.server.get("/__folio/reload.js").status, 404)
+        self.assertEqual(self.server.get("/__folio/early.js").status, 404)
         r = self.server.get("/", Accept_Encoding="gzip")
         self.assertEqual(gzip.decompress(r.body), self.file("www/index.html"))
         self.assertEqual(r.getheader("Vary"), "Accept-Encoding")  # no client: Sec-Fetch-Dest changes nothing
@@ -479,6 +480,26 @@ class Injection(ArticleTestCase):
         self.assertIn(b'<script src="../../__folio/reload.js"', frame.body)
         self.assertEqual(self.server.get("/__folio/reload.js").status, 200)
 
+    def test_first_part_before_the_page_scripts_and_kept(self):
+        """The client's first part (it hears errors from the page's first
+        byte on) stands before the page's first script, a classic script; its
+        URL names its bytes, so a browser keeps it and a reload costs no
+        request; another version is revalidated."""
+        body = self.server.get("/", Sec_Fetch_Dest="document").body
+        m = re.search(rb'<script src="(__folio/early\.js\?v=[0-9a-f]{8})" data-folio></script>', body)
+        self.assertIsNotNone(m)
+        self.assertEqual(body.find(b"<script"), m.start())
+        self.assertEqual(body[:m.start()], b"<!doctype html>\n<html lang=en><head><meta charset=utf-8>")
+        js = self.server.get("/" + m.group(1).decode())
+        self.assertEqual(js.status, 200)
+        self.assertEqual(js.getheader("Content-Type"), "text/javascript; charset=utf-8")
+        self.assertEqual(js.getheader("Cache-Control"), "max-age=31536000, immutable")
+        self.assertIn(b"window.__folioEarly", js.body)
+        for other in ("/__folio/early.js", "/__folio/early.js?v=00000000"):
+            r = self.server.get(other)
+            self.assertEqual((r.status, r.getheader("Cache-Control")), (200, "no-cache"), other)
+            self.assertEqual(r.body, js.body)
+
     def test_fragments_never_do(self):
         for headers in ({}, {"Sec-Fetch-Dest": "empty"}):
             r = self.server.request("GET", "/fragments/small.html", headers)
@@ -491,7 +512,10 @@ class Injection(ArticleTestCase):
         r = self.server.get("/", Sec_Fetch_Dest="document", Accept_Encoding="gzip")
         body = gzip.decompress(r.body)
         self.assertIn(b"__folio/reload.js", body)
-        self.assertEqual(len(body), len(self.file("www/index.html")) + len(b'<script src="__folio/reload.js" defer></script>'))
+        early = re.search(rb'<script src="__folio/early\.js\?v=[0-9a-f]{8}" data-folio></script>', body)
+        self.assertIsNotNone(early)
+        self.assertEqual(len(body), len(self.file("www/index.html")) + len(early.group(0)) +
+                         len(b'<script src="__folio/reload.js" defer></script>'))
 
 
 class BasePath(ArticleTestCase):
