@@ -3,11 +3,14 @@
 #include "cmocka_prelude.h"
 
 #include <fcntl.h>
+#include <magic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "serve/mime.h"
 
 static const struct {
@@ -75,11 +78,130 @@ static char *sniff_bytes(const void *bytes, size_t len)
     return type;
 }
 
+/* ---- the gate: a sniff held inside libmagic, as a slow input holds it ---- */
+
+/* How long a wait for something that must happen may take before the test
+ * fails: a bound on a failure, not a window the result depends on. */
+#define GATE_WAIT_MS 10000
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t moved;
+    bool held;     /* a sniff of bytes beginning "HOLD" is inside the gate */
+    bool released; /* the test let it go */
+    bool other_done; /* the other thread's sniff returned */
+    size_t length;    /* what the last call was shown: its bytes */
+    size_t regex_max; /* and how far its cookie lets a regular expression scan */
+} gate = {.lock = PTHREAD_MUTEX_INITIALIZER, .moved = PTHREAD_COND_INITIALIZER};
+
+const char *__real_magic_buffer(magic_t cookie, const void *buffer, size_t length);
+const char *__wrap_magic_buffer(magic_t cookie, const void *buffer, size_t length);
+
+/* libmagic's magic_buffer, wrapped (-Wl,--wrap, tests/meson.build): bytes
+ * that begin "HOLD" wait inside the call until the test releases them, so
+ * whatever mime.c holds around the call stays held meanwhile. */
+const char *__wrap_magic_buffer(magic_t cookie, const void *buffer, size_t length)
+{
+    pthread_mutex_lock(&gate.lock);
+    gate.length = length;
+    if (magic_getparam(cookie, MAGIC_PARAM_REGEX_MAX, &gate.regex_max) != 0) {
+        gate.regex_max = SIZE_MAX; /* no bound known */
+    }
+    pthread_mutex_unlock(&gate.lock);
+    if (length >= 4 && memcmp(buffer, "HOLD", 4) == 0) {
+        struct timespec until = clock_deadline(CLOCK_REALTIME, GATE_WAIT_MS);
+        pthread_mutex_lock(&gate.lock);
+        gate.held = true;
+        pthread_cond_broadcast(&gate.moved);
+        while (!gate.released && pthread_cond_timedwait(&gate.moved, &gate.lock, &until) == 0) {
+        }
+        pthread_mutex_unlock(&gate.lock);
+    }
+    return __real_magic_buffer(cookie, buffer, length);
+}
+
+/* Waits (GATE_WAIT_MS at most) until *flag is true; whether it is. */
+static bool gate_await(const bool *flag)
+{
+    struct timespec until = clock_deadline(CLOCK_REALTIME, GATE_WAIT_MS);
+    pthread_mutex_lock(&gate.lock);
+    while (!*flag && pthread_cond_timedwait(&gate.moved, &gate.lock, &until) == 0) {
+    }
+    bool seen = *flag;
+    pthread_mutex_unlock(&gate.lock);
+    return seen;
+}
+
+/* Sets *flag and says so to the waiters. */
+static void gate_mark(bool *flag)
+{
+    pthread_mutex_lock(&gate.lock);
+    *flag = true;
+    pthread_cond_broadcast(&gate.moved);
+    pthread_mutex_unlock(&gate.lock);
+}
+
+/* A thread's sniff of the bytes it is handed (a NUL-terminated text). */
+static void *sniff_held(void *text)
+{
+    return sniff_bytes(text, strlen(text));
+}
+
+static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
+                                    'I', 'H', 'D', 'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0};
+
+/* The other thread's sniff: a PNG, then says it returned. */
+static void *sniff_other(void *unused)
+{
+    char *type = sniff_bytes(png, sizeof(png));
+    gate_mark(&gate.other_done);
+    return type;
+}
+
+/* One sniff held inside libmagic (a file it is slow on) holds no other
+ * thread's sniff of another file: each has a cookie of its own. */
+static void test_a_held_sniff_holds_no_other(void **state)
+{
+    assert_true(mime_init());
+    pthread_t held, other;
+    assert_int_equal(pthread_create(&held, NULL, sniff_held, "HOLD these words\n"), 0);
+    assert_true(gate_await(&gate.held));
+    assert_int_equal(pthread_create(&other, NULL, sniff_other, NULL), 0);
+    bool other_done = gate_await(&gate.other_done);
+    gate_mark(&gate.released);
+    char *held_type, *other_type;
+    pthread_join(held, (void **)&held_type);
+    pthread_join(other, (void **)&other_type);
+    assert_true(other_done); /* returned while the first was still inside libmagic */
+    assert_string_equal(other_type, "image/png");
+    assert_string_equal(held_type, "text/plain; charset=utf-8");
+    free(held_type);
+    free(other_type);
+    mime_finish();
+}
+
+/* A sniff's worst case is bounded by what libmagic is let do: of the 16 KiB
+ * it is shown, its regular expressions (some quadratic on a run of newlines,
+ * bench/README.md) scan 4 KiB at most. The type of such a file is kept. */
+static void test_a_sniff_is_bounded(void **state)
+{
+    assert_true(mime_init());
+    size_t len = 64 * 1024;
+    char *newlines = malloc(len);
+    assert_non_null(newlines);
+    memset(newlines, '\n', len);
+    char *t = sniff_bytes(newlines, len);
+    assert_string_equal(t, "text/plain; charset=utf-8");
+    assert_true(gate.length <= 16 * 1024);
+    assert_true(gate.regex_max <= 4096);
+    free(t);
+    free(newlines);
+    mime_finish();
+}
+
 static void test_sniff(void **state)
 {
     assert_true(mime_init());
-    static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
-                                        'I', 'H', 'D', 'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0};
     char *t = sniff_bytes(png, sizeof(png));
     assert_string_equal(t, "image/png");
     free(t);
@@ -103,6 +225,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_sniff),
+        cmocka_unit_test(test_a_held_sniff_holds_no_other),
+        cmocka_unit_test(test_a_sniff_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

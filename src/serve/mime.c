@@ -1,5 +1,6 @@
 #include "mime.h"
 
+#include <assert.h>
 #include <magic.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -95,27 +96,110 @@ const struct mime_type *mime_from_extension(const char *path)
     return NULL;
 }
 
-static pthread_mutex_t magic_lock = PTHREAD_MUTEX_INITIALIZER;
-static magic_t magic_cookie;
+/* libmagic's cookies, one per sniff in progress: a cookie is not thread-safe,
+ * and one lock around a single cookie let a file libmagic is slow on hold
+ * every other sniff. Opened as sniffs overlap, up to SNIFFERS (a cookie's
+ * tables are small; the database is a read-only mapping the page cache
+ * shares), closed at mime_finish. */
+#define SNIFFERS 8
+
+/* The bytes of a file libmagic is shown: its binary tests look near the
+ * start, its text tests and charset want a sample. */
+#define SNIFF_BYTES (16 * 1024)
+
+/* How far a regular expression of libmagic's database may scan (its default
+ * is 8 KiB): glibc runs some of them in time quadratic in it on a run of
+ * newlines, the worst case of a sniff (bench/README.md). */
+#define SNIFF_REGEX_BYTES 4096
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t returned; /* a cookie is idle again */
+    magic_t idle[SNIFFERS];  /* loaded, not in use */
+    unsigned idle_count;
+    unsigned open_count; /* idle and in use */
+    unsigned limit;      /* SNIFFERS, or fewer once an open failed */
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .returned = PTHREAD_COND_INITIALIZER};
+
+/* A cookie with the database loaded and folio's limits set, or NULL (said
+ * on stderr when say is true). */
+static magic_t sniffer_open(bool say)
+{
+    magic_t cookie = magic_open(MAGIC_MIME | MAGIC_NO_CHECK_COMPRESS | MAGIC_ERROR);
+    size_t regex_bytes = SNIFF_REGEX_BYTES;
+    if (cookie && magic_load(cookie, NULL) == 0) {
+        (void)magic_setparam(cookie, MAGIC_PARAM_REGEX_MAX, &regex_bytes); /* else its default bound */
+        return cookie;
+    }
+    if (say) {
+        fprintf(stderr, "folio: libmagic: %s; unknown file types will be application/octet-stream\n",
+                cookie ? magic_error(cookie) : "cannot open");
+    }
+    if (cookie) {
+        magic_close(cookie);
+    }
+    return NULL;
+}
+
+/* A cookie for this thread alone until sniffer_return: an idle one, a new
+ * one while fewer than the limit are open, else the next one returned;
+ * NULL when libmagic is not loaded. */
+static magic_t sniffer_take(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    for (;;) {
+        if (pool.idle_count > 0 || pool.limit == 0) {
+            magic_t cookie = pool.idle_count > 0 ? pool.idle[--pool.idle_count] : NULL;
+            pthread_mutex_unlock(&pool.lock);
+            return cookie;
+        }
+        if (pool.open_count < pool.limit) {
+            pool.open_count++;
+            pthread_mutex_unlock(&pool.lock); /* loading maps a file: others take and return meanwhile */
+            magic_t cookie = sniffer_open(false);
+            if (cookie) {
+                return cookie;
+            }
+            pthread_mutex_lock(&pool.lock);
+            pool.limit = --pool.open_count; /* short of memory: make do with those open */
+            continue;
+        }
+        pthread_cond_wait(&pool.returned, &pool.lock);
+    }
+}
+
+/* Gives back a cookie from sniffer_take. */
+static void sniffer_return(magic_t cookie)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.idle[pool.idle_count++] = cookie;
+    pthread_cond_signal(&pool.returned);
+    pthread_mutex_unlock(&pool.lock);
+}
 
 bool mime_init(void)
 {
-    magic_cookie = magic_open(MAGIC_MIME | MAGIC_NO_CHECK_COMPRESS | MAGIC_ERROR);
-    if (!magic_cookie || magic_load(magic_cookie, NULL) != 0) {
-        fprintf(stderr, "folio: libmagic: %s; unknown file types will be application/octet-stream\n",
-                magic_cookie ? magic_error(magic_cookie) : "cannot open");
-        mime_finish();
-        return false;
+    magic_t first = sniffer_open(true); /* now, so a missing database is said once, at start */
+    pthread_mutex_lock(&pool.lock);
+    if (first) {
+        pool.idle[pool.idle_count++] = first;
+        pool.open_count = 1;
+        pool.limit = SNIFFERS;
     }
-    return true;
+    pthread_mutex_unlock(&pool.lock);
+    return first != NULL;
 }
 
 void mime_finish(void)
 {
-    if (magic_cookie) {
-        magic_close(magic_cookie);
-        magic_cookie = NULL;
+    pthread_mutex_lock(&pool.lock);
+    assert(pool.idle_count == pool.open_count); /* no sniff in progress */
+    while (pool.idle_count > 0) {
+        magic_close(pool.idle[--pool.idle_count]);
     }
+    pool.open_count = 0;
+    pool.limit = 0; /* mime_sniff answers without libmagic from now on */
+    pthread_mutex_unlock(&pool.lock);
 }
 
 /* libmagic answers "text/plain; charset=us-ascii" or "...; charset=binary";
@@ -147,14 +231,14 @@ static char *tidy_magic_answer(const char *answer)
 
 char *mime_sniff(int fd)
 {
-    unsigned char head[16 * 1024];
+    unsigned char head[SNIFF_BYTES];
     ssize_t n = pread(fd, head, sizeof(head), 0);
-    if (n <= 0 || !magic_cookie) {
+    magic_t cookie = n > 0 ? sniffer_take() : NULL;
+    if (!cookie) {
         return strdup("application/octet-stream");
     }
-    pthread_mutex_lock(&magic_lock);
-    char *type = tidy_magic_answer(magic_buffer(magic_cookie, head, (size_t)n));
-    pthread_mutex_unlock(&magic_lock);
+    char *type = tidy_magic_answer(magic_buffer(cookie, head, (size_t)n));
+    sniffer_return(cookie);
     return type;
 }
 

@@ -3,8 +3,11 @@
  * The extension table decides first: libmagic calls CSS, minified JS and HTML
  * fragments text/plain (PEERS.md 4e), and browsers refuse such stylesheets
  * under nosniff. libmagic is asked only for extensions the table does not
- * know; its handle is not thread-safe, so calls are serialised by a mutex and
- * callers cache the answer per file (cache.c) so the hot path never gets here.
+ * know. Its handle is not thread-safe: each sniff takes one of its own from a
+ * small pool, so a file libmagic is slow on holds no other sniff, and the
+ * handles bound how far libmagic's regular expressions scan, which bounds the
+ * slowest sniff. Callers cache the answer per file version (cache.c) so the
+ * hot path never gets here.
  */
 #ifndef FOLIO_MIME_H
 #define FOLIO_MIME_H
@@ -24,6 +27,7 @@ const struct mime_type *mime_from_extension(const char *path);
 /* Opens libmagic. Returns false (and says why on stderr) if it cannot load its
  * database; folio then falls back to application/octet-stream. */
 bool mime_init(void);
+/* Closes every libmagic handle; no sniff may be in progress. */
 void mime_finish(void);
 
 /* Sniffs the first bytes of an open file with libmagic. Returns a malloc'd
