@@ -92,10 +92,25 @@ static struct {
     bool other_done; /* the other thread's sniff returned */
     size_t length;    /* what the last call was shown: its bytes */
     size_t regex_max; /* and how far its cookie lets a regular expression scan */
+    bool fail_opens;  /* magic_open fails, as without memory */
+    bool open_failed; /* and it did */
 } gate = {.lock = PTHREAD_MUTEX_INITIALIZER, .moved = PTHREAD_COND_INITIALIZER};
 
 const char *__real_magic_buffer(magic_t cookie, const void *buffer, size_t length);
 const char *__wrap_magic_buffer(magic_t cookie, const void *buffer, size_t length);
+magic_t __real_magic_open(int flags);
+magic_t __wrap_magic_open(int flags);
+
+/* libmagic's magic_open, wrapped: NULL while gate.fail_opens is set. */
+magic_t __wrap_magic_open(int flags)
+{
+    pthread_mutex_lock(&gate.lock);
+    bool fail = gate.fail_opens;
+    gate.open_failed = gate.open_failed || fail;
+    pthread_cond_broadcast(&gate.moved);
+    pthread_mutex_unlock(&gate.lock);
+    return fail ? NULL : __real_magic_open(flags);
+}
 
 /* libmagic's magic_buffer, wrapped (-Wl,--wrap, tests/meson.build): bytes
  * that begin "HOLD" wait inside the call until the test releases them, so
@@ -132,6 +147,15 @@ static bool gate_await(const bool *flag)
     return seen;
 }
 
+/* Closes the gate and forgets what it saw, for the next test. */
+static void gate_reset(void)
+{
+    pthread_mutex_lock(&gate.lock);
+    gate.held = gate.released = gate.other_done = false;
+    gate.fail_opens = gate.open_failed = false;
+    pthread_mutex_unlock(&gate.lock);
+}
+
 /* Sets *flag and says so to the waiters. */
 static void gate_mark(bool *flag)
 {
@@ -162,6 +186,7 @@ static void *sniff_other(void *unused)
  * thread's sniff of another file: each has a cookie of its own. */
 static void test_a_held_sniff_holds_no_other(void **state)
 {
+    gate_reset();
     assert_true(mime_init());
     pthread_t held, other;
     assert_int_equal(pthread_create(&held, NULL, sniff_held, "HOLD these words\n"), 0);
@@ -177,6 +202,32 @@ static void test_a_held_sniff_holds_no_other(void **state)
     assert_string_equal(held_type, "text/plain; charset=utf-8");
     free(held_type);
     free(other_type);
+    mime_finish();
+}
+
+/* When no more cookies can be opened (no memory), a sniff waits for one in
+ * use rather than answering without libmagic. */
+static void test_a_sniff_waits_when_no_cookie_can_be_opened(void **state)
+{
+    gate_reset();
+    assert_true(mime_init());
+    pthread_mutex_lock(&gate.lock);
+    gate.fail_opens = true; /* the first cookie is open already */
+    pthread_mutex_unlock(&gate.lock);
+    pthread_t held, other;
+    assert_int_equal(pthread_create(&held, NULL, sniff_held, "HOLD these words\n"), 0);
+    assert_true(gate_await(&gate.held));
+    assert_int_equal(pthread_create(&other, NULL, sniff_other, NULL), 0);
+    bool open_failed = gate_await(&gate.open_failed);
+    gate_mark(&gate.released);
+    char *held_type, *other_type;
+    pthread_join(held, (void **)&held_type);
+    pthread_join(other, (void **)&other_type);
+    assert_true(open_failed);
+    assert_string_equal(other_type, "image/png"); /* libmagic's answer, once the cookie came back */
+    free(held_type);
+    free(other_type);
+    gate_reset();
     mime_finish();
 }
 
@@ -226,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_sniff),
         cmocka_unit_test(test_a_held_sniff_holds_no_other),
+        cmocka_unit_test(test_a_sniff_waits_when_no_cookie_can_be_opened),
         cmocka_unit_test(test_a_sniff_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
