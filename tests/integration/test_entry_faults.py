@@ -200,7 +200,8 @@ class PrefixFlood(FaultCase):
             self.assertLess(grown_kib * 1024, budget,
                             "RSS grew %d KiB for %d prefixes, budget %d KiB" % (grown_kib, n, budget >> 10))
             r = srv.get("/tiny.html", X_Forwarded_Prefix="/article")
-            self.assertTrue(r.body.startswith(b"<a href=/article/assets/a.png>a</a>\n"), r.body)
+            # The page rewritten for its prefix (preview puts the live client's tags around it).
+            self.assertIn(b"<a href=/article/assets/a.png>a</a>\n", r.body)
 
 
 class ManySmallFiles(FaultCase):
