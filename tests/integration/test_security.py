@@ -2,6 +2,7 @@
 the folders, dotfiles, malformed requests, oversized headers, slow clients.
 Whatever comes in, nothing outside the article is served and the server
 keeps answering."""
+import contextlib
 import os
 import re
 import socket
@@ -201,6 +202,22 @@ def connect_from(server, source):
     return s
 
 
+@contextlib.contextmanager
+def served_from(test, server, source, n):
+    """n connections to server from source, each asked once and answered 200 (test's
+    assertion); they are closed when the block ends."""
+    socks = []
+    try:
+        for _ in range(n):
+            socks.append(connect_from(server, source))
+        for s in socks:
+            test.assertIn(b" 200 ", ask(s).split(b"\r\n")[0])
+        yield socks
+    finally:
+        for s in socks:
+            s.close()
+
+
 def ask(s, target=b"/tiny.css"):
     """Sends one kept-alive request on s; returns the response's head (bytes), its body read
     by its Content-Length. A close or reset instead of a response fails the test that asked."""
@@ -232,10 +249,7 @@ class PerAddressLimit(ArticleTestCase):
     limit = 4
 
     def test_one_over_the_limit_is_answered_503_and_closed(self):
-        held = [connect_from(self.server, "127.0.0.20") for _ in range(self.limit)]
-        try:
-            for s in held:
-                self.assertIn(b" 200 ", ask(s).split(b"\r\n")[0])
+        with served_from(self, self.server, "127.0.0.20", self.limit) as held:
             with connect_from(self.server, "127.0.0.20") as over:
                 over.sendall(b"GET /tiny.css HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 resp = read_to_close(over)  # a ConnectionResetError fails here
@@ -252,21 +266,13 @@ class PerAddressLimit(ArticleTestCase):
             # the held ones are still served, kept alive
             for s in held:
                 self.assertIn(b" 200 ", ask(s).split(b"\r\n")[0])
-        finally:
-            for s in held:
-                s.close()
 
     def test_closed_connections_free_their_slots_at_once(self):
         # Open the limit's worth, each served; close them; open as many again at once:
         # all served, round after round (none waits for the server to clean up).
         for _ in range(25):
-            socks = [connect_from(self.server, "127.0.0.22") for _ in range(self.limit)]
-            try:
-                for s in socks:
-                    self.assertIn(b" 200 ", ask(s).split(b"\r\n")[0])
-            finally:
-                for s in socks:
-                    s.close()
+            with served_from(self, self.server, "127.0.0.22", self.limit):
+                pass
         self.assertFalse([line for line in self.server.log_lines if line.startswith("127.0.0.22 ") and
                           '" 200 ' not in line])
 
@@ -286,13 +292,8 @@ class NoPerAddressLimit(ArticleTestCase):
     server_args = ("--per-ip-limit", "0", "--connection-limit", "64", "--threads", "2")
 
     def test_one_address_may_hold_many(self):
-        socks = [connect_from(self.server, "127.0.0.23") for _ in range(40)]
-        try:
-            for s in socks:
-                self.assertIn(b" 200 ", ask(s).split(b"\r\n")[0])
-        finally:
-            for s in socks:
-                s.close()
+        with served_from(self, self.server, "127.0.0.23", 40):
+            pass
 
 
 class ConnectionLimit(ArticleTestCase):
