@@ -22,7 +22,8 @@
 // one `add_header Link` per fragment the page names, in document order, folio's spelling;
 // nginx-hints-low, the same with fetchpriority=low; nginx-hints-own-first, the page's
 // stylesheet and script preloaded before the fragments; nginx-same, the Link headers the first
-// folio sends, copied as they are; nginx-same-low, those with fetchpriority=low on the fragments';
+// folio sends, copied as they are; nginx-same-high, those without fetchpriority=low (folio's
+// before it had it);
 // nginx-same-first4, those but for the fragments' after the first four;
 // nginx-same-images, those and one per image inside a fragment;
 // lighttpd and lighttpd-same (mod_deflate: br 11 like folio, compressed once to disk).
@@ -255,7 +256,7 @@ async function startServers(root, staticRoot, tmp) {
     ['nginx-hints-low', names.map((n) => link(n, '; fetchpriority=low'))],
     ['nginx-hints-own-first', [...own, ...names.map((n) => link(n))]],
     ['nginx-same', same ? same.split(', ') : []],
-    ['nginx-same-low', (same ? same.split(', ') : []).map((l) => (l.includes('as=fetch') ? l + '; fetchpriority=low' : l))],
+    ['nginx-same-high', (same ? same.split(', ') : []).map((l) => l.replace('; fetchpriority=low', ''))],
     ['nginx-same-first4', (same ? same.split(', ') : []).filter((l, i, all) => !l.includes('as=fetch') ||
       all.slice(0, i).filter((x) => x.includes('as=fetch')).length < 4)],
     ['nginx-same-images', [...(same ? same.split(', ') : []),

@@ -14,7 +14,8 @@
 #include "site/resolve.h"
 #include "site/routes.h"
 
-#define LINK(name) "<fragments/" name ".html>; rel=preload; as=fetch; crossorigin=anonymous\n"
+#define HINT_WORDS "; rel=preload; as=fetch; crossorigin=anonymous; fetchpriority=low"
+#define LINK(name) "<fragments/" name ".html>" HINT_WORDS "\n"
 
 static char root[64];
 static struct routes routes;
@@ -160,8 +161,7 @@ static void test_cap(void **state)
         touch(name);
         h += (size_t)snprintf(html + h, sizeof(html) - h, "<div id=fragment-n%02d></div>", i);
         if (i < PRELOAD_MAX) {
-            w += (size_t)snprintf(want + w, sizeof(want) - w,
-                                  "<fragments/n%02d.html>; rel=preload; as=fetch; crossorigin=anonymous\n", i);
+            w += (size_t)snprintf(want + w, sizeof(want) - w, "<fragments/n%02d.html>" HINT_WORDS "\n", i);
         }
     }
     char got[16384];

@@ -17,7 +17,7 @@
 
 #define FRAGMENTS_DIR "fragments/"
 /* A fragment hint's words after the URL: see preload.h for why each is there. */
-#define AS_FRAGMENT "; rel=preload; as=fetch; crossorigin=anonymous"
+#define AS_FRAGMENT "; rel=preload; as=fetch; crossorigin=anonymous; fetchpriority=low"
 /* The longest hint, its line ending included. */
 #define LINK_MAX (NAME_MAX + 128)
 /* Names scanned for: more than are hinted, as some may have no file. */

@@ -7,13 +7,18 @@
  * knows the names when it serves the page: for each one whose file exists in
  * the fragment route it sends
  *
- *     Link: <fragments/<name>.html>; rel=preload; as=fetch; crossorigin=anonymous
+ *     Link: <fragments/<name>.html>; rel=preload; as=fetch; crossorigin=anonymous;
+ *           fetchpriority=low
  *
  * (RFC 8288; the HTML spec's preload), and the browser fetches them all as
  * soon as the response head arrives; the page's own fetch() takes the
  * preloaded response. Every word counts: a preload without crossorigin is
  * fetched without CORS, which a fetch() never matches (the fragment comes
  * twice), and Chromium drops a header link whose crossorigin has no value.
+ * fetchpriority=low lets the browser hold the fragments back while what
+ * the page cannot render without is still coming, instead of sharing the
+ * link with it from the first byte on (the page's loader asks for them only
+ * at DOMContentLoaded anyway).
  * The URL is relative to the page, as the page's own fetch() is, so it
  * holds under any proxy prefix. Before them go preloads of what
  * DOMContentLoaded waits for (the page's stylesheets and classic scripts,

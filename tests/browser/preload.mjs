@@ -70,6 +70,7 @@ async function load(label, hinted) {
   const cdp = await context.newCDPSession(pg);
   const requests = new Map(); // fragment URL -> requests Chromium made for it
   const audits = new Map();   // ... and those preview's client made
+  const priorities = new Map(); // fragment URL -> the priority Chromium first asked for it at
   cdp.on('Network.requestWillBeSent', (p) => {
     if (!p.request.url.includes('/fragments/')) return;
     // Preview's client reads each fragment's source once more for its audit of the page
@@ -79,13 +80,14 @@ async function load(label, hinted) {
       return;
     }
     requests.set(p.request.url, (requests.get(p.request.url) || 0) + 1);
+    if (!priorities.has(p.request.url)) priorities.set(p.request.url, p.request.initialPriority);
   });
   await cdp.send('Network.enable');
   const warnings = [];
   pg.on('console', (m) => { if (/preload/i.test(m.text())) warnings.push(m.text()); });
   const resp = await pg.goto(folio.url, { waitUntil: 'load', timeout: LOAD_MS });
   const hints = (await resp.headerValue('link')) || '';
-  check(hinted ? hints.includes('rel=preload; as=fetch; crossorigin=anonymous') : hints === '',
+  check(hinted ? hints.includes('rel=preload; as=fetch; crossorigin=anonymous; fetchpriority=low') : hints === '',
     `${label}: the page ${hinted ? 'has' : 'has no'} preload hints`, hints);
   let settled = true;
   await pg.waitForFunction(() => {
@@ -111,6 +113,11 @@ async function load(label, hinted) {
   check(other.length === 0, `${label}: each fragment's one fetch is ${hinted ? 'the preload\'s' : 'the page\'s own'}`,
     other.map((u) => `${u}: ${by(u)}`).join(', '));
   check(warnings.length === 0, `${label}: no console message about a preload`, warnings.join('\n     '));
+  // fetchpriority=low: the preloads wait behind what the page renders with (the page's own
+  // fetch() asks at High).
+  const notLow = urls.filter((u) => (priorities.get(u) === 'Low') !== hinted);
+  check(notLow.length === 0, `${label}: each fragment ${hinted ? 'preloaded at Low priority' : 'fetched above Low'}`,
+    notLow.map((u) => `${u}: ${priorities.get(u)}`).join(', '));
   await context.close();
 }
 

@@ -1,5 +1,5 @@
 """The fragments' preload hints (serve/preload.h): a page gets one
-`Link: <fragments/<name>.html>; rel=preload; as=fetch; crossorigin=anonymous`
+`Link: <fragments/<name>.html>; rel=preload; as=fetch; crossorigin=anonymous; fetchpriority=low`
 for each id="fragment-<name>" it names (not in a comment) whose file exists,
 in document order, after one for its own relative stylesheet; not on a 304, a fragment, a range or another page; a
 fragment added or removed, or the page edited, changes the next response's
@@ -20,7 +20,7 @@ from test_proxy import NGINX, PREFIX, Nginx  # noqa: E402
 
 
 def link(name):
-    return "<fragments/%s.html>; rel=preload; as=fetch; crossorigin=anonymous" % name
+    return "<fragments/%s.html>; rel=preload; as=fetch; crossorigin=anonymous; fetchpriority=low" % name
 
 
 PAGE = ("<!doctype html><html lang=en><head><meta charset=utf-8><title>p</title>"
