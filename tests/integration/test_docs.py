@@ -1,4 +1,5 @@
-"""The manual stays true: README.md and docs/ against the repo and folio.
+"""The manual stays true: README.md, docs/ and the READMEs in bench/ and
+tests/fuzz/ against the repo and folio.
 
 - every link resolves: a file or folder of the repo, and its #anchor a
   heading there as GitHub renders Markdown anchors (or an HTML id/name);
@@ -28,10 +29,11 @@ REPO = os.path.realpath(REPO)
 
 
 def manual_files():
-    """README.md and every Markdown page under docs/, as repo-relative paths."""
+    """README.md, every Markdown page under docs/, and the READMEs beside the
+    code they explain (bench/, tests/fuzz/), as repo-relative paths."""
     pages = sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "docs", "**", "*.md"),
                                                                recursive=True))
-    return ["README.md"] + pages
+    return ["README.md"] + pages + ["bench/README.md", "tests/fuzz/README.md"]
 
 
 def read(rel):
