@@ -182,21 +182,29 @@ static void *sniff_other(void *unused)
     return type;
 }
 
+/* Holds one sniff inside libmagic, starts another of a PNG, waits (GATE_WAIT_MS
+ * at most) for *awaited, then lets both finish; whether *awaited came true. */
+static bool hold_one_sniff_and_start_another(const bool *awaited, char **held_type, char **other_type)
+{
+    pthread_t held, other;
+    assert_int_equal(pthread_create(&held, NULL, sniff_held, "HOLD these words\n"), 0);
+    assert_true(gate_await(&gate.held));
+    assert_int_equal(pthread_create(&other, NULL, sniff_other, NULL), 0);
+    bool seen = gate_await(awaited);
+    gate_mark(&gate.released);
+    pthread_join(held, (void **)held_type);
+    pthread_join(other, (void **)other_type);
+    return seen;
+}
+
 /* One sniff held inside libmagic (a file it is slow on) holds no other
  * thread's sniff of another file: each has a cookie of its own. */
 static void test_a_held_sniff_holds_no_other(void **state)
 {
     gate_reset();
     assert_true(mime_init());
-    pthread_t held, other;
-    assert_int_equal(pthread_create(&held, NULL, sniff_held, "HOLD these words\n"), 0);
-    assert_true(gate_await(&gate.held));
-    assert_int_equal(pthread_create(&other, NULL, sniff_other, NULL), 0);
-    bool other_done = gate_await(&gate.other_done);
-    gate_mark(&gate.released);
     char *held_type, *other_type;
-    pthread_join(held, (void **)&held_type);
-    pthread_join(other, (void **)&other_type);
+    bool other_done = hold_one_sniff_and_start_another(&gate.other_done, &held_type, &other_type);
     assert_true(other_done); /* returned while the first was still inside libmagic */
     assert_string_equal(other_type, "image/png");
     assert_string_equal(held_type, "text/plain; charset=utf-8");
@@ -214,15 +222,8 @@ static void test_a_sniff_waits_when_no_cookie_can_be_opened(void **state)
     pthread_mutex_lock(&gate.lock);
     gate.fail_opens = true; /* the first cookie is open already */
     pthread_mutex_unlock(&gate.lock);
-    pthread_t held, other;
-    assert_int_equal(pthread_create(&held, NULL, sniff_held, "HOLD these words\n"), 0);
-    assert_true(gate_await(&gate.held));
-    assert_int_equal(pthread_create(&other, NULL, sniff_other, NULL), 0);
-    bool open_failed = gate_await(&gate.open_failed);
-    gate_mark(&gate.released);
     char *held_type, *other_type;
-    pthread_join(held, (void **)&held_type);
-    pthread_join(other, (void **)&other_type);
+    bool open_failed = hold_one_sniff_and_start_another(&gate.open_failed, &held_type, &other_type);
     assert_true(open_failed);
     assert_string_equal(other_type, "image/png"); /* libmagic's answer, once the cookie came back */
     free(held_type);
